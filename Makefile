@@ -1,0 +1,41 @@
+# Concord: `make run` starts the demo on SQLite; `make test` runs every test on PostgreSQL + Redis.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DATABASE_URL_TEST ?= postgres://postgres@127.0.0.1:5432/concord
+export REDIS_URL_TEST ?= redis://127.0.0.1:6379/0
+
+.PHONY: run setup demo test services bench lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## First command: install, migrate, load the study taxonomy and demo project, serve on :8000.
+run: setup
+	DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	DEBUG=1 $(BIN)/python manage.py setup_demo
+	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
+
+## Second command: install, make sure PostgreSQL and Redis run, run the whole suite against them.
+test: setup services
+	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) $(BIN)/pytest
+
+services:
+	@./scripts/ensure-services
+
+## Benchmarks at study scale on PostgreSQL; prints medians.
+bench: setup services
+	DATABASE_URL=$${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench} \
+	  $(BIN)/python -m tests.bench.run
+
+lint: setup
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) var/concord.sqlite3 var/staticfiles

@@ -1,0 +1,37 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.importers import study_labels_import
+from annotation.models import Project
+from concord.errors import ConcordError
+
+
+class Command(BaseCommand):
+    help = (
+        "Import study-format label files (Issue_URL,Label1..LabelN,Final_Label) into a project. "
+        "Each file is all-or-nothing; importing the same file again changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("files", nargs="+", type=Path)
+
+    def handle(self, *args, project: str, files: list[Path], **options):
+        target = Project.objects.filter(slug=project).first()
+        if target is None:
+            raise CommandError(f"no project with slug {project!r}")
+        failed = 0
+        for path in files:
+            try:
+                report = study_labels_import(project=target, path=path)
+            except (ConcordError, OSError) as exc:
+                failed += 1
+                self.stderr.write(f"{path}: {exc}")
+                continue
+            self.stdout.write(
+                f"{path}: {report.rows} rows, {report.items_created} new items, "
+                f"{report.annotations_created} new labels, {report.resolutions_created} new resolutions"
+            )
+        if failed:
+            raise CommandError(f"{failed} of {len(files)} file(s) not imported (see above)")

@@ -1,0 +1,78 @@
+import json
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from annotation.importers import study_labels_import
+from annotation.models import Membership, Project, Role
+from taxonomy.loaders import examples_load, taxonomy_load
+from taxonomy.models import Level, Taxonomy
+
+DEMO_SLUG = "demo"
+DEMO_LABELS = "Megatron-LM.csv"
+DEMO_ACCOUNTS = [
+    ("demo-admin", Role.ADMIN),
+    ("demo-lead", Role.LEAD),
+    ("demo-volunteer-1", Role.VOLUNTEER),
+    ("demo-volunteer-2", Role.VOLUNTEER),
+    ("demo-volunteer-3", Role.VOLUNTEER),
+]
+GUIDELINES = """\
+Label each issue with its **type**, then its **theme** (the study labelled themes).
+Write a one-line summary of the symptom (bugs), intent (questions) or expectation (requirements).
+Hover or focus a category to see its definition and the study's examples.
+"""
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the study taxonomy and create the demo project with demo accounts and the study's "
+        f"{DEMO_LABELS} labels. Safe to run again: nothing is duplicated."
+    )
+
+    def handle(self, *args, **options):
+        data = settings.STUDY_DATA_DIR
+        taxonomy_load(path=data / "taxonomy.csv", name="LLM challenges", version="1")
+        taxonomy = Taxonomy.objects.get(name="LLM challenges", version="1")
+        for detail in sorted((data / "study-details").glob("*.csv")):
+            examples_load(path=detail, taxonomy=taxonomy)
+        with transaction.atomic():
+            project, _ = Project.objects.get_or_create(
+                slug=DEMO_SLUG,
+                defaults={
+                    "name": "Demo: Megatron-LM issues (LLM challenges study)",
+                    "taxonomy": taxonomy,
+                    "overlap_k": 3,
+                    "label_depth": Level.THEME,
+                    "guidelines": GUIDELINES,
+                },
+            )
+            passwords = self._accounts(project)
+        report = study_labels_import(project=project, path=data / "labels" / DEMO_LABELS)
+        self.stdout.write(
+            f"Demo project '{project.slug}': {project.items.count()} items "
+            f"({report.items_created} new) from {DEMO_LABELS}."
+        )
+        self.stdout.write("Demo accounts (sign in at http://127.0.0.1:8000/):")
+        for username, role in DEMO_ACCOUNTS:
+            self.stdout.write(f"  {role.label:<15} {username:<18} password: {passwords[username]}")
+
+    def _accounts(self, project: Project) -> dict[str, str]:
+        """Create the demo users once; passwords are random and kept in var/, never in the repo."""
+        path = settings.VAR_DIR / "demo-credentials.json"
+        passwords = json.loads(path.read_text()) if path.exists() else {}
+        users = get_user_model()
+        for username, role in DEMO_ACCOUNTS:
+            user, created = users.objects.get_or_create(username=username)
+            if created or username not in passwords:
+                passwords[username] = secrets.token_urlsafe(9)
+                user.set_password(passwords[username])
+            user.is_staff = user.is_superuser = role == Role.ADMIN
+            user.save()
+            Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+        path.write_text(json.dumps(passwords, indent=2))
+        path.chmod(0o600)
+        return passwords

@@ -1,0 +1,14 @@
+from django.urls import path
+
+from annotation import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
+    path("projects/<slug:slug>/agreement/", views.project_agreement_page, name="project-agreement"),
+    path(
+        "projects/<slug:slug>/agreement/chart.svg",
+        views.project_agreement_chart,
+        name="project-agreement-chart",
+    ),
+]

@@ -1,0 +1,23 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from concord.auth import ThrottledLoginView
+
+api = [
+    path("", include("taxonomy.api.urls")),
+    path("", include("annotation.api.urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+]
+
+urlpatterns = [
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/login/", ThrottledLoginView.as_view()),
+    path("admin/", admin.site.urls),
+    path("api/", include(api)),
+    path("taxonomy/", include("taxonomy.urls")),
+    path("", include("annotation.urls")),
+]

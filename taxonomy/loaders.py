@@ -1,0 +1,175 @@
+"""Load a taxonomy from CSV: the generic `code,level,parent,name,description` shape (the study's
+`taxonomy.csv` is one) and the study's detail files (`rootcause,subcategory,symptoms`).
+
+Each loader validates the whole file before writing, names file/line/column for every problem,
+writes in one transaction, and is idempotent: loading the same file again changes nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+
+from concord.errors import RowError
+from taxonomy.models import Example, ExampleKind, Level, Node, Taxonomy
+
+TAXONOMY_COLUMNS = ("code", "level", "parent", "name")
+DETAIL_COLUMNS = ("rootcause", "subcategory", "symptoms")
+
+# The study files put ASCII commas between items; inside an item, the CJK comma `、` stands in.
+DETAIL_ITEM_SEPARATOR = ","
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    created: int
+    updated: int
+    unchanged: int
+
+
+def read_csv_rows(
+    path: Path, required: tuple[str, ...], *, spill_into: str | None = None
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield `(line number, row)`; a missing column or undecodable byte is a RowError.
+
+    Extra cells beyond the header are an error, unless `spill_into` names the last column they
+    belong to (the study's detail files sometimes close a quoted list early).
+    """
+    name = str(path)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames or []
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise RowError(name, 1, missing[0], f"missing column(s) {', '.join(missing)}")
+            for row in reader:
+                extra = row.pop(None, None)
+                if extra and spill_into is None:
+                    raise RowError(name, reader.line_num, None, "more cells than header columns")
+                if extra:
+                    row[spill_into] = ",".join([row[spill_into], *extra])
+                yield reader.line_num, {k: (v or "").strip() for k, v in row.items()}
+    except UnicodeDecodeError as exc:
+        raise RowError(name, 0, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except csv.Error as exc:
+        raise RowError(name, 0, None, f"not a readable CSV file: {exc}") from exc
+
+
+def taxonomy_load(*, path: Path, name: str, version: str = "1") -> LoadReport:
+    rows = list(read_csv_rows(path, TAXONOMY_COLUMNS))
+    _check_tree(path, rows)
+    created = updated = unchanged = 0
+    with transaction.atomic():
+        taxonomy, _ = Taxonomy.objects.get_or_create(name=name, version=version)
+        by_code = {n.code: n for n in taxonomy.nodes.all()}
+        for position, (_, row) in enumerate(rows):
+            wanted = {
+                "level": row["level"],
+                "name": row["name"],
+                "study_name": row.get("study_name", "") if row.get("study_name") != row["name"] else "",
+                "definition": row.get("description", "") or row.get("definition", ""),
+                "parent": by_code[row["parent"]] if row["parent"] else None,
+                "position": position,
+            }
+            node = by_code.get(row["code"])
+            if node is None:
+                by_code[row["code"]] = Node.objects.create(taxonomy=taxonomy, code=row["code"], **wanted)
+                created += 1
+            elif any(getattr(node, k) != v for k, v in wanted.items()):
+                for k, v in wanted.items():
+                    setattr(node, k, v)
+                node.save()
+                updated += 1
+            else:
+                unchanged += 1
+    return LoadReport(created, updated, unchanged)
+
+
+def _check_tree(path: Path, rows: list[tuple[int, dict[str, str]]]) -> None:
+    """Parents come before children, levels step down by one, codes are unique."""
+    levels = [c.value for c in Level]
+    seen: dict[str, str] = {}
+    for line, row in rows:
+        code, level, parent = row["code"], row["level"], row["parent"]
+        if not code:
+            raise RowError(str(path), line, "code", "empty code")
+        if code in seen:
+            raise RowError(str(path), line, "code", f"duplicate code {code!r}")
+        if level not in levels:
+            raise RowError(str(path), line, "level", f"unknown level {level!r}; use {levels}")
+        if not row["name"]:
+            raise RowError(str(path), line, "name", f"node {code} has no name")
+        if level == Level.TYPE:
+            if parent:
+                raise RowError(str(path), line, "parent", f"type {code} cannot have a parent")
+        elif parent not in seen:
+            raise RowError(str(path), line, "parent", f"parent {parent!r} of {code} not defined above")
+        elif levels.index(seen[parent]) != levels.index(level) - 1:
+            raise RowError(
+                str(path), line, "level", f"{code} is a {level} but its parent {parent} is a {seen[parent]}"
+            )
+        seen[code] = level
+
+
+def examples_load(*, path: Path, taxonomy: Taxonomy) -> LoadReport:
+    """Attach each detail item to its sub-theme, matched by the study's spelling (or the name)."""
+    subthemes = _subthemes_by_spelling(taxonomy)
+    planned: list[tuple[Node, str, str, int]] = []
+    for line, row in read_csv_rows(path, DETAIL_COLUMNS, spill_into="symptoms"):
+        node = subthemes.get((row["rootcause"], row["subcategory"])) or subthemes.get(
+            ("", row["subcategory"])
+        )
+        if node is None:
+            raise RowError(
+                str(path), line, "subcategory",
+                f"no sub-theme named {row['subcategory']!r} under {row['rootcause']!r}",
+            )
+        kind = _example_kind(path, node)
+        items = [t.strip() for t in row["symptoms"].split(DETAIL_ITEM_SEPARATOR)]
+        planned.extend((node, kind, text, i) for i, text in enumerate(t for t in items if t))
+    created = unchanged = 0
+    with transaction.atomic():
+        for node, kind, text, position in planned:
+            _, was_created = Example.objects.get_or_create(
+                node=node, kind=kind, text=text, defaults={"position": position}
+            )
+            created += was_created
+            unchanged += not was_created
+    return LoadReport(created, 0, unchanged)
+
+
+def _subthemes_by_spelling(taxonomy: Taxonomy) -> dict[tuple[str, str], Node]:
+    found: dict[tuple[str, str], Node] = {}
+    for node in taxonomy.nodes.filter(level=Level.SUBTHEME).select_related("parent__parent"):
+        for sub in {node.name, node.study_name} - {""}:
+            found[("", sub)] = node
+            for theme in {node.parent.name, node.parent.study_name} - {""}:
+                found[(theme, sub)] = node
+    return found
+
+
+_KIND_BY_WORD = {
+    "symptom": ExampleKind.SYMPTOM,
+    "bug": ExampleKind.SYMPTOM,
+    "intent": ExampleKind.INTENT,
+    "question": ExampleKind.INTENT,
+    "expect": ExampleKind.EXPECTATION,
+    "requirement": ExampleKind.EXPECTATION,
+}
+
+
+def _example_kind(path: Path, node: Node) -> str:
+    """Bug sub-themes collect symptoms, questions intents, requirements expectations."""
+    type_name = node.parent.parent.name.lower()
+    for word, kind in _KIND_BY_WORD.items():
+        if word in type_name:
+            return kind
+    for word, kind in _KIND_BY_WORD.items():
+        if word in path.name.lower():
+            return kind
+    raise RowError(str(path), 0, None, f"cannot tell whether {path.name} holds symptoms, intents or expectations")

@@ -1,0 +1,33 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from concord.errors import ConcordError
+from taxonomy.loaders import examples_load, taxonomy_load
+from taxonomy.models import Taxonomy
+
+
+class Command(BaseCommand):
+    help = (
+        "Load a taxonomy CSV (code,level,parent,name,description) and, optionally, detail files "
+        "(rootcause,subcategory,symptoms) whose items become examples on their sub-themes. "
+        "Safe to run again."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--details", type=Path, nargs="*", default=[], help="study detail CSVs")
+        parser.add_argument("--name", default="LLM challenges")
+        parser.add_argument("--version", dest="tax_version", default="1")
+
+    def handle(self, *args, file: Path, details: list[Path], name: str, tax_version: str, **kw):
+        try:
+            report = taxonomy_load(path=file, name=name, version=tax_version)
+            self.stdout.write(f"{file}: {report.created} created, {report.updated} updated, "
+                              f"{report.unchanged} unchanged")
+            taxonomy = Taxonomy.objects.get(name=name, version=tax_version)
+            for path in details:
+                ex = examples_load(path=path, taxonomy=taxonomy)
+                self.stdout.write(f"{path}: {ex.created} examples added, {ex.unchanged} already there")
+        except ConcordError as exc:
+            raise CommandError(str(exc)) from exc

@@ -1,0 +1,97 @@
+"""What labels exist: a taxonomy is a tree of type -> theme -> sub-theme nodes.
+
+Nodes are retired, never deleted or renumbered, so a label given before a taxonomy change still
+points at the node the volunteer chose.
+"""
+
+from django.db import models
+
+
+class Level(models.TextChoices):
+    TYPE = "type", "Type"
+    THEME = "theme", "Theme"
+    SUBTHEME = "subtheme", "Sub-theme"
+
+    @classmethod
+    def depth_of(cls, level: str) -> int:
+        return [c.value for c in cls].index(level) + 1
+
+
+class ExampleKind(models.TextChoices):
+    SYMPTOM = "symptom", "Symptom"
+    INTENT = "intent", "Intent"
+    EXPECTATION = "expectation", "Expectation"
+
+
+class Taxonomy(models.Model):
+    name = models.CharField(max_length=200, help_text="Human name, e.g. 'LLM challenges'.")
+    version = models.CharField(max_length=50, default="1", help_text="Version label of this tree.")
+    description = models.TextField(blank=True, help_text="What the taxonomy classifies.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "taxonomies"
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="taxonomy_name_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class Node(models.Model):
+    taxonomy = models.ForeignKey(Taxonomy, on_delete=models.PROTECT, related_name="nodes")
+    level = models.CharField(max_length=10, choices=Level.choices, help_text="Depth in the tree.")
+    code = models.CharField(max_length=30, help_text="Stable code such as 'C.1.iii'.")
+    name = models.CharField(max_length=300, help_text="Display name (the paper's spelling).")
+    study_name = models.CharField(
+        max_length=300, blank=True, help_text="How source files spell the name, if different."
+    )
+    definition = models.TextField(blank=True, help_text="What belongs in this category.")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    position = models.PositiveIntegerField(default=0, help_text="Order among siblings.")
+    retired_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set instead of deleting; retired nodes take no new labels."
+    )
+
+    class Meta:
+        ordering = ["taxonomy_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["taxonomy", "code"], name="node_code_unique"),
+            models.CheckConstraint(
+                condition=models.Q(level="type", parent__isnull=True)
+                | (~models.Q(level="type") & models.Q(parent__isnull=False)),
+                name="node_parent_matches_level",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.name}"
+
+    @property
+    def depth(self) -> int:
+        return Level.depth_of(self.level)
+
+    @property
+    def is_retired(self) -> bool:
+        return self.retired_at is not None
+
+
+class Example(models.Model):
+    """A detail the study's volunteers wrote for a sub-theme: a symptom, intent or expectation."""
+
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="examples")
+    kind = models.CharField(max_length=12, choices=ExampleKind.choices)
+    text = models.TextField(help_text="One example, as the study wrote it.")
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["node_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["node", "kind", "text"], name="example_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
