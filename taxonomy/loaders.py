@@ -132,14 +132,17 @@ def examples_load(*, path: Path, taxonomy: Taxonomy) -> LoadReport:
         kind = _example_kind(path, node)
         items = [t.strip() for t in row["symptoms"].split(DETAIL_ITEM_SEPARATOR)]
         planned.extend((node, kind, text, i) for i, text in enumerate(t for t in items if t))
-    created = unchanged = 0
+    existing = set(
+        Example.objects.filter(node__taxonomy=taxonomy).values_list("node_id", "kind", "text")
+    )
+    missing = {
+        (node.pk, kind, text): Example(node=node, kind=kind, text=text, position=position)
+        for node, kind, text, position in planned
+        if (node.pk, kind, text) not in existing
+    }
     with transaction.atomic():
-        for node, kind, text, position in planned:
-            _, was_created = Example.objects.get_or_create(
-                node=node, kind=kind, text=text, defaults={"position": position}
-            )
-            created += was_created
-            unchanged += not was_created
+        Example.objects.bulk_create(missing.values(), ignore_conflicts=True)
+    created, unchanged = len(missing), len(planned) - len(missing)
     return LoadReport(created, 0, unchanged)
 
 

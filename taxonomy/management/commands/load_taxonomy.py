@@ -18,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
         parser.add_argument("--details", type=Path, nargs="*", default=[], help="study detail CSVs")
         parser.add_argument("--name", default="LLM challenges")
-        parser.add_argument("--version", dest="tax_version", default="1")
+        parser.add_argument("--taxonomy-version", dest="tax_version", default="1")
 
     def handle(self, *args, file: Path, details: list[Path], name: str, tax_version: str, **kw):
         try:

@@ -1,0 +1,125 @@
+"""Shared fixtures: the study taxonomy, personas, a project, and probes for the real services.
+
+A test that needs a service it cannot reach is skipped with the reason. With CONCORD_FAIL_ON_SKIP=1
+(set by .ci/run) any skipped test fails the run instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+STUDY = Path(settings.STUDY_DATA_DIR)
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def redis_url() -> str:
+    return os.environ.get("REDIS_URL", "")
+
+
+def needs_postgres(connection) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: set DATABASE_URL (make test does) and start the server")
+
+
+@pytest.fixture
+def redis_required():
+    url = redis_url()
+    if not url or not _port_open("127.0.0.1", 6379):
+        pytest.skip("needs Redis on 127.0.0.1:6379 with REDIS_URL set (make test does)")
+    return url
+
+
+@pytest.fixture
+def chromium_path():
+    path = shutil.which(CHROMIUM) or (CHROMIUM if Path(CHROMIUM).exists() else None)
+    if path is None:
+        pytest.skip("needs Debian's chromium (apt-get install chromium; .ci/run does)")
+    return path
+
+
+def pytest_sessionfinish(session, exitstatus):
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    if os.environ.get("CONCORD_FAIL_ON_SKIP") == "1" and skipped:
+        reporter.write_line(
+            f"CONCORD_FAIL_ON_SKIP: {len(skipped)} test(s) skipped; CI needs every service.",
+            red=True,
+        )
+        session.exitstatus = 1
+
+
+# ---------------------------------------------------------------- data
+
+
+def load_study_taxonomy():
+    """The study taxonomy with its examples; loading is idempotent, so this is get-or-load."""
+    from taxonomy.loaders import examples_load, taxonomy_load
+    from taxonomy.models import Taxonomy
+
+    taxonomy = Taxonomy.objects.filter(name="LLM challenges", version="1").first()
+    if taxonomy is None or not taxonomy.nodes.exists():
+        taxonomy_load(path=STUDY / "taxonomy.csv", name="LLM challenges", version="1")
+        taxonomy = Taxonomy.objects.get(name="LLM challenges", version="1")
+        for detail in sorted((STUDY / "study-details").glob("*.csv")):
+            examples_load(path=detail, taxonomy=taxonomy)
+    return taxonomy
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Load the taxonomy once into the test database, so each test's rollback keeps it.
+    Transactional tests (run last) flush it; `study_taxonomy` then loads it again."""
+    with django_db_blocker.unblock():
+        load_study_taxonomy()
+
+
+@pytest.fixture
+def study_taxonomy(db):
+    return load_study_taxonomy()
+
+
+@pytest.fixture
+def project(study_taxonomy):
+    from tests.factories import ProjectFactory
+
+    return ProjectFactory(taxonomy=study_taxonomy, slug="study")
+
+
+@pytest.fixture
+def personas(project):
+    """volunteer_a, volunteer_b, lead, admin in `project`; outsider is a volunteer elsewhere."""
+    from annotation.models import Role
+    from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+
+    people = {}
+    for name, role in [("volunteer_a", Role.VOLUNTEER), ("volunteer_b", Role.VOLUNTEER),
+                       ("lead", Role.LEAD), ("admin", Role.ADMIN)]:
+        people[name] = UserFactory(username=name)
+        MembershipFactory(project=project, user=people[name], role=role)
+    other = ProjectFactory(taxonomy=project.taxonomy, slug="other")
+    people["outsider"] = UserFactory(username="outsider")
+    MembershipFactory(project=other, user=people["outsider"], role=Role.LEAD)
+    return people
+
+
+@pytest.fixture
+def labeled_project(project):
+    """`project` with the study's MindSpeed labels (80 issues x 7 volunteers) imported."""
+    from annotation.importers import study_labels_import
+
+    study_labels_import(project=project, path=STUDY / "labels" / "MindSpeed.csv")
+    return project

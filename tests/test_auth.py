@@ -1,0 +1,53 @@
+"""Signing in, throttling, and what anonymous visitors can reach."""
+
+import pytest
+from django.core.cache import cache
+from django.test import override_settings
+
+from tests.factories import PASSWORD, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_signing_in_lands_on_the_home_page(client, db):
+    UserFactory(username="ada")
+    response = client.post("/accounts/login/", {"username": "ada", "password": PASSWORD})
+    assert response.status_code == 302
+    assert response["Location"] == "/"
+
+
+@override_settings(LOGIN_FAILURE_LIMIT=3)
+def test_repeated_failures_are_throttled_even_with_the_right_password(client, db):
+    UserFactory(username="ada")
+    for _ in range(3):
+        assert client.post("/accounts/login/", {"username": "ada", "password": "wrong"}).status_code == 200
+    blocked = client.post("/accounts/login/", {"username": "ada", "password": PASSWORD})
+    assert blocked.status_code == 429
+    assert b"Too many failed sign-ins" in blocked.content
+    assert "_auth_user_id" not in client.session
+
+
+@pytest.mark.parametrize("url", ["/", "/taxonomy/", "/projects/demo/", "/admin/annotation/project/"])
+def test_pages_need_a_signed_in_user(client, db, url):
+    response = client.get(url)
+    assert response.status_code == 302
+    assert "login" in response["Location"]
+
+
+def test_csp_header_forbids_inline_scripts(client, db):
+    policy = client.get("/accounts/login/")["Content-Security-Policy"]
+    script_src = next(d for d in policy.split("; ") if d.startswith("script-src"))
+    assert script_src == "script-src 'self'"
+
+
+def test_login_form_needs_a_csrf_token(db):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    UserFactory(username="ada")
+    assert strict.post("/accounts/login/", {"username": "ada", "password": PASSWORD}).status_code == 403
