@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DATABASE_URL_TEST ?= postgres://postgres@127.0.0.1:5432/concord
 export REDIS_URL_TEST ?= redis://127.0.0.1:6379/0
+export CACHE_URL_TEST ?= redis://127.0.0.1:6379/1
 
 .PHONY: run setup demo test services bench lint clean
 
@@ -24,7 +25,7 @@ run: setup
 
 ## Second command: install, make sure PostgreSQL and Redis run, run the whole suite against them.
 test: setup services
-	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) $(BIN)/pytest
+	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) CACHE_URL=$(CACHE_URL_TEST) $(BIN)/pytest
 
 services:
 	@./scripts/ensure-services

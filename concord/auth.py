@@ -1,5 +1,6 @@
-"""Sign-in with throttling: after LOGIN_FAILURE_LIMIT failures for one username or one client
-address within the window, further attempts are refused without checking the password."""
+"""Sign-in with throttling: after LOGIN_FAILURE_LIMIT failures for one username (or
+LOGIN_FAILURE_LIMIT_PER_ADDRESS from one client address, higher because many people can share a
+proxy's address) within the window, further attempts are refused without checking the password."""
 
 from __future__ import annotations
 
@@ -8,18 +9,24 @@ from django.contrib.auth import views as auth_views
 from django.core.cache import cache
 
 
-def _keys(request) -> list[str]:
-    username = (request.POST.get("username") or "").strip().lower()
-    address = request.META.get("REMOTE_ADDR", "")
-    return [f"login-fail:user:{username}", f"login-fail:addr:{address}"]
+def failure_keys(username: str, address: str) -> tuple[str, str]:
+    """Cache keys counting failed sign-ins for a username and for a client address."""
+    return f"login-fail:user:{username.strip().lower()}", f"login-fail:addr:{address}"
+
+
+def _limits(request) -> dict[str, int]:
+    by_user, by_address = failure_keys(
+        request.POST.get("username") or "", request.META.get("REMOTE_ADDR", "")
+    )
+    return {by_user: settings.LOGIN_FAILURE_LIMIT, by_address: settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS}
 
 
 def login_blocked(request) -> bool:
-    return any(cache.get(k, 0) >= settings.LOGIN_FAILURE_LIMIT for k in _keys(request))
+    return any(cache.get(key, 0) >= limit for key, limit in _limits(request).items())
 
 
 def login_failed(request) -> None:
-    for key in _keys(request):
+    for key in _limits(request):
         cache.add(key, 0, timeout=settings.LOGIN_FAILURE_WINDOW_SECONDS)
         try:
             cache.incr(key)

@@ -47,6 +47,16 @@ class NotEnoughRatings(ValueError):
     """Agreement is undefined with fewer than two items or two ratings per item."""
 
 
+class NoVariation(NotEnoughRatings):
+    """Every rating falls in one category: chance agreement is 1, so kappa and alpha are 0/0."""
+
+    def __init__(self, category: str) -> None:
+        super().__init__(
+            f"Every rating is {category!r}: agreement is total but kappa and alpha are undefined "
+            "(chance agreement is 1 too)."
+        )
+
+
 @dataclass(frozen=True)
 class RatingMatrix:
     items: tuple[Hashable, ...]
@@ -142,6 +152,7 @@ def fleiss_kappa(matrix: RatingMatrix) -> FleissResult:
     m = int(per_item[0])
     if m < 2:
         raise NotEnoughRatings("Agreement needs at least two ratings per item; each has one.")
+    _require_variation(matrix.categories, counts)
     n_items = len(counts)
 
     p = counts.sum(axis=0) / (n_items * m)  # share of all ratings in each category
@@ -150,12 +161,9 @@ def fleiss_kappa(matrix: RatingMatrix) -> FleissResult:
     kappa = float(_statsmodels_fleiss_kappa(counts, method="fleiss"))
 
     pq = p * (1 - p)
-    sum_pq = pq.sum()
-    if sum_pq > 0:
-        variance_term = float(sum_pq**2 - (pq * (1 - 2 * p)).sum())
-        se = math.sqrt(2 / (n_items * m * (m - 1))) * math.sqrt(variance_term) / float(sum_pq)
-    else:  # everyone used one category: kappa is undefined, so is its error
-        se = float("nan")
+    sum_pq = float(pq.sum())
+    variance_term = float(sum_pq**2 - (pq * (1 - 2 * p)).sum())
+    se = math.sqrt(2 / (n_items * m * (m - 1))) * math.sqrt(variance_term) / sum_pq
     with np.errstate(divide="ignore", invalid="ignore"):
         disagreement = (counts * (m - counts)).sum(axis=0) / (n_items * m * (m - 1) * pq)
     per_category = {
@@ -182,16 +190,20 @@ def krippendorff_alpha(matrix: RatingMatrix) -> AlphaResult:
     counts = matrix.counts[pairable]
     if len(counts) < 1 or counts.sum() == 0:
         raise NotEnoughRatings("Krippendorff's alpha needs at least one item with two ratings.")
-    if np.count_nonzero(counts.sum(axis=0)) < 2:
-        alpha = float("nan")  # one category in all the data: no variation to agree on
-    else:
-        alpha = float(krippendorff.alpha(value_counts=counts, level_of_measurement="nominal"))
+    _require_variation(matrix.categories, counts)
+    alpha = float(krippendorff.alpha(value_counts=counts, level_of_measurement="nominal"))
     return AlphaResult(
         alpha=alpha,
         n_items=int(len(counts)),
         n_ratings=int(counts.sum()),
         items_left_out=int((~pairable & (per_item > 0)).sum()),
     )
+
+
+def _require_variation(categories: Sequence[str], counts: np.ndarray) -> None:
+    used = np.flatnonzero(counts.sum(axis=0))
+    if len(used) == 1:
+        raise NoVariation(categories[int(used[0])])
 
 
 def split_by_group(

@@ -51,6 +51,16 @@ def chromium_path():
     return path
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Sign-in throttling counts live in the cache, which outlives each test's database."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 def pytest_sessionfinish(session, exitstatus):
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     skipped = reporter.stats.get("skipped", []) if reporter else []

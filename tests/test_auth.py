@@ -1,17 +1,9 @@
 """Signing in, throttling, and what anonymous visitors can reach."""
 
 import pytest
-from django.core.cache import cache
 from django.test import override_settings
 
 from tests.factories import PASSWORD, UserFactory
-
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def test_signing_in_lands_on_the_home_page(client, db):
@@ -30,6 +22,14 @@ def test_repeated_failures_are_throttled_even_with_the_right_password(client, db
     assert blocked.status_code == 429
     assert b"Too many failed sign-ins" in blocked.content
     assert "_auth_user_id" not in client.session
+
+
+@override_settings(LOGIN_FAILURE_LIMIT=100, LOGIN_FAILURE_LIMIT_PER_ADDRESS=4)
+def test_one_address_guessing_many_usernames_is_throttled_too(client, db):
+    UserFactory(username="ada")
+    for name in ["bob", "cy", "dee", "eve"]:
+        client.post("/accounts/login/", {"username": name, "password": "wrong"})
+    assert client.post("/accounts/login/", {"username": "ada", "password": PASSWORD}).status_code == 429
 
 
 @pytest.mark.parametrize("url", ["/", "/taxonomy/", "/projects/demo/", "/admin/annotation/project/"])

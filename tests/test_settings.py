@@ -53,7 +53,7 @@ def test_no_secret_key_outside_debug_is_refused(tmp_path):
 
 
 def test_production_settings_pass_the_deploy_check(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG"}}
+    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
     env.update(
         SECRET_KEY="x" * 20 + "a-long-random-production-key-for-the-check-only",
         CONCORD_VAR_DIR=str(tmp_path), SECURE_SSL_REDIRECT="1", SECURE_HSTS_SECONDS="31536000",

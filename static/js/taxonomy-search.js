@@ -1,5 +1,5 @@
-// Search-as-you-type over the taxonomy tree: a node stays visible when it, an ancestor's match
-// or one of its descendants matches; matching branches open. `/` focuses the box.
+// Search-as-you-type over the taxonomy tree: a node stays visible when it, an ancestor or one of
+// its descendants matches; branches leading to matches open. `/` focuses the box.
 (function () {
   "use strict";
   var input = document.getElementById("taxonomy-search");
@@ -20,13 +20,23 @@
     var shown = 0;
     nodes.forEach(function (li) { li.hidden = false; li.classList.remove("match"); });
     if (!q) { status.textContent = ""; return; }
-    // Walk bottom-up: a node is kept if it matches or a kept child exists.
+    // Bottom-up: a node is kept if it matches or keeps a child (so its branch stays reachable).
     nodes.slice().reverse().forEach(function (li) {
       var hit = texts.get(li).indexOf(q) !== -1;
       var keptChild = li.querySelector(":scope > details > ul > li.node:not([hidden])");
       li.hidden = !(hit || keptChild);
       if (hit) { li.classList.add("match"); shown++; }
       if (!li.hidden) { li.querySelector(":scope > details").open = true; }
+    });
+    // Top-down: everything under a matching node stays visible (its sub-themes are the detail).
+    nodes.forEach(function (li) {
+      var parent = li.parentElement.closest("li.node");
+      if (parent && !parent.hidden && (parent.classList.contains("match") || parent.dataset.under)) {
+        li.hidden = false;
+        li.dataset.under = "1";
+      } else {
+        delete li.dataset.under;
+      }
     });
     status.textContent = shown ? shown + " matching categories" : "Nothing matches \u201c" + q + "\u201d.";
   }

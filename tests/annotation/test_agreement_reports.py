@@ -139,3 +139,21 @@ def test_command_prints_table_and_json(labeled_project, capsys):
     call_command("agreement", "--project", "study", "--format", "json")
     data = json.loads(capsys.readouterr().out)
     assert data["groups"][0]["fleiss"]["n_items"] == 80
+
+
+def test_group_where_everyone_agrees_on_one_category_says_so(labeled_project, personas, client):
+    # MindSpeed: every final Bug item was typed C by all seven volunteers.
+    report = project_agreement(labeled_project, level="type", by="type")
+    bug = next(g for g in report.groups if g.group == "C Bug")
+    assert bug.fleiss is None
+    assert "Every rating is 'C'" in bug.problem
+    client.force_login(personas["lead"])
+    html = client.get(PAGE + "?level=type&by=type").content.decode()
+    assert "nan" not in html
+
+
+def test_forbidden_page_says_which_role_is_needed(client, labeled_project, personas):
+    client.force_login(personas["volunteer_a"])
+    response = client.get(PAGE)
+    assert response.status_code == 403
+    assert "This needs the lead annotator role" in response.content.decode()

@@ -166,3 +166,11 @@ def test_agreement_module_does_not_import_django():
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
     }
     assert "django" not in imported
+
+
+def test_one_category_everywhere_is_undefined_not_nan():
+    m = matrix_from_table([[3, 0], [3, 0], [3, 0]])
+    with pytest.raises(agreement.NoVariation, match="Every rating is 'c0'"):
+        agreement.fleiss_kappa(m)
+    with pytest.raises(agreement.NoVariation):
+        agreement.krippendorff_alpha(m)
