@@ -51,13 +51,15 @@ def kappa_chart(report: AgreementReport) -> KappaChart:
             value = alpha.alpha if alpha else 0.0
             bars.append(Bar(group.group, y, _x(value) - LEFT, text, None, None, "no Fleiss' kappa"))
             continue
-        bars.append(Bar(
-            label=group.group,
-            y=y,
-            width=_x(f.kappa) - LEFT,
-            value_text=f"{f.kappa:.3f} ({f.band})",
-            ci_from=_x(f.ci_low),
-            ci_to=_x(f.ci_high),
-            missing=None,
-        ))
+        bars.append(
+            Bar(
+                label=group.group,
+                y=y,
+                width=_x(f.kappa) - LEFT,
+                value_text=f"{f.kappa:.3f} ({f.band})",
+                ci_from=_x(f.ci_low),
+                ci_to=_x(f.ci_high),
+                missing=None,
+            )
+        )
     return KappaChart(bars=bars, height=TOP + len(bars) * ROW + 20)

@@ -20,10 +20,10 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.models import Annotation, Item, Membership, Method, Project, Resolution, Role
-from annotation.services import items_recount
+from annotation.services import item_stage, items_recount
 from concord.errors import ConcordError, RowError
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
-from ingest.services import issues_ensure
+from ingest.services import insert_rows, issues_ensure
 
 URL_COLUMN = "Issue_URL"
 FINAL_COLUMN = "Final_Label"
@@ -38,7 +38,9 @@ class ImportFailed(ConcordError):
     def __init__(self, errors: list[RowError]) -> None:
         self.errors = errors
         shown = "\n".join(f"  {e}" for e in errors[:MAX_REPORTED])
-        more = f"\n  ... and {len(errors) - MAX_REPORTED} more" if len(errors) > MAX_REPORTED else ""
+        more = (
+            f"\n  ... and {len(errors) - MAX_REPORTED} more" if len(errors) > MAX_REPORTED else ""
+        )
         super().__init__(f"{len(errors)} problem(s); nothing was imported:\n{shown}{more}")
 
 
@@ -67,7 +69,9 @@ def study_labels_import(*, project: Project, path: Path) -> ImportReport:
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ImportFailed([RowError(str(path), 0, None, f"not UTF-8 ({exc.reason} at byte {exc.start})")]) from exc
+        raise ImportFailed(
+            [RowError(str(path), 0, None, f"not UTF-8 ({exc.reason} at byte {exc.start})")]
+        ) from exc
     rows, columns = parse_study_csv(project=project, text=text, name=str(path))
     return _write(project=project, rows=rows, columns=columns, name=str(path))
 
@@ -93,7 +97,9 @@ def parse_study_csv(*, project: Project, text: str, name: str) -> tuple[list[Stu
             if row is None:
                 continue
             if row.ref in seen:
-                errors.append(RowError(name, line, URL_COLUMN, f"duplicate of line {seen[row.ref]}"))
+                errors.append(
+                    RowError(name, line, URL_COLUMN, f"duplicate of line {seen[row.ref]}")
+                )
                 continue
             seen[row.ref] = line
             rows.append(row)
@@ -107,10 +113,16 @@ def parse_study_csv(*, project: Project, text: str, name: str) -> tuple[list[Stu
 def _label_columns(header: list[str], name: str) -> list[int]:
     header = [h.strip() for h in header]
     if len(header) < 3 or header[0] != URL_COLUMN or header[-1] != FINAL_COLUMN:
-        raise ImportFailed([RowError(
-            name, 1, None,
-            f"header must be {URL_COLUMN},Label1..LabelN,{FINAL_COLUMN}; found {','.join(header)!r}",
-        )])
+        raise ImportFailed(
+            [
+                RowError(
+                    name,
+                    1,
+                    None,
+                    f"header must be {URL_COLUMN},Label1..LabelN,{FINAL_COLUMN}; found {','.join(header)!r}",
+                )
+            ]
+        )
     numbers = []
     for position, title in enumerate(header[1:-1], start=1):
         match = LABEL_COLUMN.match(title)
@@ -148,43 +160,58 @@ def resolution_method(labels: list[int], final: int) -> str:
 
 
 @transaction.atomic
-def _write(*, project: Project, rows: list[StudyRow], columns: list[int], name: str) -> ImportReport:
+def _write(
+    *, project: Project, rows: list[StudyRow], columns: list[int], name: str
+) -> ImportReport:
     volunteers = _column_volunteers(project, columns)
     issue_ids = issues_ensure(row.ref for row in rows)
-    items = _ensure_items(project, [issue_ids[row.ref] for row in rows])
-    item_of_row = [items[issue_ids[row.ref]] for row in rows]
+    issue_of_row = [issue_ids[row.ref] for row in rows]
+    items = _ensure_items(project, rows, issue_of_row)
+    item_of_row = [items[issue_id] for issue_id in issue_of_row]
     existing = _existing_labels(project)
     resolved = dict(
         Resolution.objects.filter(item__project=project).values_list("item_id", "node_id")
     )
 
     errors: list[RowError] = []
-    new_annotations: list[Annotation] = []
-    new_resolutions: list[Resolution] = []
+    new_annotations: list[tuple[int, int, int]] = []  # item, volunteer, node
+    new_resolutions: list[tuple[int, int, str]] = []  # item, node, method
     for row, item_id in zip(rows, item_of_row, strict=True):
         for column, node_id in zip(columns, row.labels, strict=True):
             if node_id is None:
                 continue
             key = (item_id, volunteers[column])
             if key not in existing:
-                new_annotations.append(Annotation(item_id=item_id, volunteer_id=key[1], node_id=node_id))
+                new_annotations.append((item_id, key[1], node_id))
             elif existing[key] != node_id:
-                errors.append(RowError(name, row.line, f"Label{column}", "differs from the label already stored"))
+                errors.append(
+                    RowError(
+                        name, row.line, f"Label{column}", "differs from the label already stored"
+                    )
+                )
         if row.final is None:
             continue
         if item_id not in resolved:
             labels = [n for n in row.labels if n is not None]
-            new_resolutions.append(Resolution(
-                item_id=item_id, node_id=row.final, method=resolution_method(labels, row.final)
-            ))
+            new_resolutions.append((item_id, row.final, resolution_method(labels, row.final)))
         elif resolved[item_id] != row.final:
-            errors.append(RowError(name, row.line, FINAL_COLUMN, "differs from the resolution already stored"))
+            errors.append(
+                RowError(name, row.line, FINAL_COLUMN, "differs from the resolution already stored")
+            )
     if errors:
         raise ImportFailed(errors)
 
-    Annotation.objects.bulk_create(new_annotations, batch_size=BATCH)
-    Resolution.objects.bulk_create(new_resolutions, batch_size=BATCH)
-    items_recount(project=project, item_ids=item_of_row)
+    insert_rows(Annotation, ("item_id", "volunteer_id", "node_id"), new_annotations)
+    insert_rows(Resolution, ("item_id", "node_id", "method"), new_resolutions)
+    # New items were inserted with the count and stage these labels give them; recount the rest.
+    items_recount(
+        project=project,
+        item_ids=[
+            item
+            for issue, item in zip(issue_of_row, item_of_row, strict=True)
+            if issue not in items.new
+        ],
+    )
     return ImportReport(
         rows=len(rows),
         items_created=items.created,
@@ -196,7 +223,9 @@ def _write(*, project: Project, rows: list[StudyRow], columns: list[int], name: 
 def _column_volunteers(project: Project, columns: list[int]) -> dict[int, int]:
     """The user id behind each LabelJ column, creating the account and membership once."""
     users = get_user_model()
-    by_column = dict(project.memberships.filter(column__in=columns).values_list("column", "user_id"))
+    by_column = dict(
+        project.memberships.filter(column__in=columns).values_list("column", "user_id")
+    )
     for column in columns:
         if column in by_column:
             continue
@@ -216,15 +245,31 @@ def _column_volunteers(project: Project, columns: list[int]) -> dict[int, int]:
 
 class _ItemIds(dict):
     created = 0
+    new: frozenset[int] = frozenset()  # issue ids whose item this import creates
 
 
-def _ensure_items(project: Project, issue_ids: list[int]) -> _ItemIds:
+def _ensure_items(project: Project, rows: list[StudyRow], issue_of_row: list[int]) -> _ItemIds:
+    """Item id by issue id. A new item starts with the label count and stage its row gives it
+    (what items_recount would set after the import), so the recount does not rewrite it."""
     found = _ItemIds(project.items.values_list("issue_id", "pk"))
-    missing = [Item(project=project, issue_id=i) for i in issue_ids if i not in found]
+    initial_stage = Item._meta.get_field("stage").get_default()
+    missing = []
+    for row, issue_id in zip(rows, issue_of_row, strict=True):
+        if issue_id in found:
+            continue
+        n = sum(label is not None for label in row.labels)
+        stage = item_stage(
+            label_count=n,
+            resolved=row.final is not None,
+            overlap_k=project.overlap_k,
+            stage=initial_stage,
+        )
+        missing.append((project.pk, issue_id, n, stage))
     if missing:
-        Item.objects.bulk_create(missing, batch_size=BATCH)
+        insert_rows(Item, ("project_id", "issue_id", "label_count", "stage"), missing)
         found.update(project.items.values_list("issue_id", "pk"))
     found.created = len(missing)
+    found.new = frozenset(issue_id for _, issue_id, _, _ in missing)
     return found
 
 
@@ -233,5 +278,3 @@ def _existing_labels(project: Project) -> dict[tuple[int, int], int]:
         "item_id", "volunteer_id", "node_id"
     )
     return {(i, v): n for i, v, n in rows.iterator(chunk_size=BATCH)}
-
-

@@ -32,13 +32,17 @@ class Method(models.TextChoices):
 
 class Project(models.Model):
     name = models.CharField(max_length=200)
-    slug = models.SlugField(max_length=60, unique=True, help_text="Short id used in URLs and commands.")
+    slug = models.SlugField(
+        max_length=60, unique=True, help_text="Short id used in URLs and commands."
+    )
     taxonomy = models.ForeignKey(Taxonomy, on_delete=models.PROTECT, related_name="projects")
     overlap_k = models.PositiveSmallIntegerField(
         default=3, help_text="Independent labels wanted per item before cross-check."
     )
     label_depth = models.CharField(
-        max_length=10, choices=Level.choices, default=Level.THEME,
+        max_length=10,
+        choices=Level.choices,
+        default=Level.THEME,
         help_text="How deep volunteers label: type, theme or sub-theme.",
     )
     screening_enabled = models.BooleanField(default=True, help_text="Screen candidates first.")
@@ -56,10 +60,13 @@ class Project(models.Model):
 
 class Membership(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.VOLUNTEER)
     column = models.PositiveSmallIntegerField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="Position as LabelJ in study-format files (imports and exports); empty if none.",
     )
 
@@ -67,7 +74,8 @@ class Membership(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "user"], name="membership_unique"),
             models.UniqueConstraint(
-                fields=["project", "column"], name="membership_column_unique",
+                fields=["project", "column"],
+                name="membership_column_unique",
                 condition=models.Q(column__isnull=False),
             ),
         ]
@@ -101,7 +109,9 @@ class Annotation(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotations"
     )
     node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="annotations")
-    summary = models.CharField(max_length=500, blank=True, help_text="Symptom / intent / expectation.")
+    summary = models.CharField(
+        max_length=500, blank=True, help_text="Symptom / intent / expectation."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -119,7 +129,10 @@ class Resolution(models.Model):
     node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="resolutions")
     method = models.CharField(max_length=10, choices=Method.choices)
     resolver = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
         help_text="Who decided; empty when automatic or imported.",
     )
     reason = models.TextField(blank=True)

@@ -57,8 +57,12 @@ def project_agreement_chart(request, slug: str):
     level, by = _agreement_query(request)
     chart = kappa_chart(project_agreement(project, level=level, by=by))
     response = render(
-        request, "annotation/_kappa_chart.svg", {"chart": chart, "standalone": True},
+        request,
+        "annotation/_kappa_chart.svg",
+        {"chart": chart, "standalone": True},
         content_type="image/svg+xml",
     )
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-kappa-{level}-by-{by}.svg"'
+    response["Content-Disposition"] = (
+        f'attachment; filename="{project.slug}-kappa-{level}-by-{by}.svg"'
+    )
     return response

@@ -18,7 +18,10 @@ def _limits(request) -> dict[str, int]:
     by_user, by_address = failure_keys(
         request.POST.get("username") or "", request.META.get("REMOTE_ADDR", "")
     )
-    return {by_user: settings.LOGIN_FAILURE_LIMIT, by_address: settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS}
+    return {
+        by_user: settings.LOGIN_FAILURE_LIMIT,
+        by_address: settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS,
+    }
 
 
 def login_blocked(request) -> bool:

@@ -122,7 +122,9 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # ---------------------------------------------------------------- cache
 REDIS_URL = env("REDIS_URL", default="")
-CACHE_URL = env("CACHE_URL", default=REDIS_URL)  # a separate Redis db keeps cache.clear() off the broker
+CACHE_URL = env(
+    "CACHE_URL", default=REDIS_URL
+)  # a separate Redis db keeps cache.clear() off the broker
 CACHES = {
     "default": (
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
@@ -187,3 +189,17 @@ LOGGING = {
 # ---------------------------------------------------------------- Concord
 # The study's data (taxonomy, details, labels, URL lists), copied unmodified; demo and tests use it.
 STUDY_DATA_DIR = BASE_DIR / "concord" / "data" / "llm-challenge"
+
+# ---------------------------------------------------------------- harvesting
+GITHUB_API_URL = env("GITHUB_API_URL", default="https://api.github.com")
+GITEE_API_URL = env("GITEE_API_URL", default="https://gitee.com/api/v5")
+GITHUB_TOKEN = env("GITHUB_TOKEN", default="")
+GITEE_TOKEN = env("GITEE_TOKEN", default="")
+HARVEST_MAX_RETRIES = env.int("HARVEST_MAX_RETRIES", default=4)  # per request, on 5xx / timeouts
+HARVEST_BACKOFF_SECONDS = env.float("HARVEST_BACKOFF_SECONDS", default=1.0)  # doubles per retry
+HARVEST_SECONDARY_WAIT_SECONDS = env.float("HARVEST_SECONDARY_WAIT_SECONDS", default=60.0)
+HARVEST_PAGES_PER_TASK = env.int("HARVEST_PAGES_PER_TASK", default=25)  # short tasks resume well
+HARVEST_STALE_SECONDS = env.int("HARVEST_STALE_SECONDS", default=120)  # no heartbeat -> resume
+CELERY_BEAT_SCHEDULE = {
+    "harvest-resume-stale": {"task": "ingest.tasks.harvest_resume_stale", "schedule": 60.0},
+}

@@ -9,7 +9,9 @@ from urllib.parse import urlsplit
 HOSTS = {"github.com": "github", "gitee.com": "gitee"}
 HOST_DOMAINS = {v: k for k, v in HOSTS.items()}
 _NAME = r"[A-Za-z0-9_.-]+"
-_PATH = re.compile(rf"^/(?P<owner>{_NAME})/(?P<repo>{_NAME})/(?P<kind>issues|pull|pulls)/(?P<number>[^/]+)/?$")
+_PATH = re.compile(
+    rf"^/(?P<owner>{_NAME})/(?P<repo>{_NAME})/(?P<kind>issues|pull|pulls)/(?P<number>[^/]+)/?$"
+)
 GITHUB_NUMBER = re.compile(r"^[1-9][0-9]*$")
 GITEE_NUMBER = re.compile(r"^[A-Z0-9]+$")
 

@@ -1,4 +1,5 @@
-"""Where issues come from. An Issue is unique by host + owner/repo + number."""
+"""Where issues come from. An Issue is unique by host + owner/repo + number, a Comment by host +
+comment id; a Source is one tracker and date window, harvested by HarvestRuns."""
 
 from django.db import models
 
@@ -27,8 +28,27 @@ class Issue(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
     comment_count = models.PositiveIntegerField(default=0)
     is_pull_request = models.BooleanField(default=False)
+    source = models.ForeignKey(
+        "Source",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="issues",
+        help_text="The source that harvested it; empty for issues imported by URL.",
+    )
+    updated_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Last update on the tracker; an older copy never overwrites.",
+    )
+    host_id = models.BigIntegerField(null=True, blank=True, help_text="The host's own issue id.")
     fetched_at = models.DateTimeField(
-        null=True, blank=True, help_text="When details were last fetched; empty for URL-only issues."
+        null=True,
+        blank=True,
+        help_text="When details were last fetched; empty for URL-only issues.",
+    )
+    fetch_error = models.CharField(
+        max_length=300, blank=True, help_text="Why fetching details failed, if it did."
     )
 
     class Meta:
@@ -47,3 +67,167 @@ class Issue(models.Model):
     @property
     def ref(self) -> IssueRef:
         return IssueRef(self.host, self.owner, self.repo, self.number)
+
+
+class Comment(models.Model):
+    host = models.CharField(max_length=10, choices=Host.choices)
+    comment_id = models.BigIntegerField(help_text="The host's comment id (unique per host).")
+    issue = models.ForeignKey(Issue, on_delete=models.CASCADE, related_name="comments")
+    author = models.CharField(max_length=100, blank=True)
+    body = models.TextField(blank=True, help_text="Untrusted Markdown from the tracker.")
+    created_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "comment_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["host", "comment_id"], name="comment_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"comment {self.comment_id} on {self.issue_id}"
+
+
+class KeywordSet(models.Model):
+    """Keywords that make an issue a candidate (the study filtered framework trackers this way)."""
+
+    name = models.CharField(max_length=100, unique=True, help_text="e.g. 'pytorch'.")
+    keywords = models.JSONField(
+        default=list, help_text="Words or phrases; matched case-insensitively."
+    )
+    description = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Source(models.Model):
+    host = models.CharField(max_length=10, choices=Host.choices)
+    owner = models.CharField(max_length=100)
+    repo = models.CharField(max_length=100)
+    created_from = models.DateField(help_text="First creation date to harvest (inclusive, UTC).")
+    created_until = models.DateField(help_text="Last creation date to harvest (inclusive, UTC).")
+    token = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="API token for this source; empty uses GITHUB_TOKEN / GITEE_TOKEN from the environment.",
+    )
+    keyword_set = models.ForeignKey(
+        KeywordSet,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="sources",
+        help_text="Issues matching these keywords become candidates; empty takes the tracker whole.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["host", "owner", "repo", "created_from", "created_until"],
+                name="source_unique",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(created_from__lte=models.F("created_until")),
+                name="source_window",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_host_display()} {self.owner}/{self.repo} {self.created_from}..{self.created_until}"
+
+    @property
+    def repository(self) -> str:
+        return f"{self.owner}/{self.repo}"
+
+
+class PageValidator(models.Model):
+    """What the last harvest saw at one page URL: its ETag for a conditional request next time,
+    and where the listing went on from there (a 304 carries no body and no `link`)."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="page_validators")
+    url = models.TextField()
+    etag = models.CharField(max_length=200, blank=True)
+    next_url = models.TextField(blank=True)
+    ends_phase = models.BooleanField(default=False, help_text="The window ended on this page.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "url"], name="page_validator_unique")
+        ]
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    WAITING = "waiting", "Waiting for the rate limit"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING)
+
+
+class HarvestRun(models.Model):
+    """One harvest of a Source. The cursor is the checkpoint: it commits with each page's upserts."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    cursor = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Phase (issues|comments) and the next page URL to fetch.",
+    )
+    pages = models.PositiveIntegerField(default=0)
+    requests = models.PositiveIntegerField(default=0)
+    issues_fetched = models.PositiveIntegerField(default=0)
+    comments_fetched = models.PositiveIntegerField(default=0)
+    pull_requests_skipped = models.PositiveIntegerField(default=0)
+    pages_unchanged = models.PositiveIntegerField(
+        default=0, help_text="304 answers to conditional requests."
+    )
+    rate_remaining = models.IntegerField(null=True, blank=True)
+    rate_reset_at = models.DateTimeField(null=True, blank=True)
+    waiting_until = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, help_text="Why the run failed, in words for the admin.")
+    cancel_requested = models.BooleanField(default=False)
+    started_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last page committed.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source"],
+                condition=models.Q(status__in=ACTIVE_STATUSES),
+                name="one_active_run_per_source",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.source} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_STATUSES
+
+
+class KeywordMatch(models.Model):
+    """Which keywords of a set an issue matched; its existence makes the issue a candidate."""
+
+    issue = models.ForeignKey(Issue, on_delete=models.CASCADE, related_name="keyword_matches")
+    keyword_set = models.ForeignKey(KeywordSet, on_delete=models.CASCADE, related_name="matches")
+    keywords = models.JSONField(
+        default=list, help_text="The keywords found, as written in the set."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["issue", "keyword_set"], name="keyword_match_unique")
+        ]

@@ -71,14 +71,18 @@ def taxonomy_load(*, path: Path, name: str, version: str = "1") -> LoadReport:
             wanted = {
                 "level": row["level"],
                 "name": row["name"],
-                "study_name": row.get("study_name", "") if row.get("study_name") != row["name"] else "",
+                "study_name": row.get("study_name", "")
+                if row.get("study_name") != row["name"]
+                else "",
                 "definition": row.get("description", "") or row.get("definition", ""),
                 "parent": by_code[row["parent"]] if row["parent"] else None,
                 "position": position,
             }
             node = by_code.get(row["code"])
             if node is None:
-                by_code[row["code"]] = Node.objects.create(taxonomy=taxonomy, code=row["code"], **wanted)
+                by_code[row["code"]] = Node.objects.create(
+                    taxonomy=taxonomy, code=row["code"], **wanted
+                )
                 created += 1
             elif any(getattr(node, k) != v for k, v in wanted.items()):
                 for k, v in wanted.items():
@@ -108,10 +112,15 @@ def _check_tree(path: Path, rows: list[tuple[int, dict[str, str]]]) -> None:
             if parent:
                 raise RowError(str(path), line, "parent", f"type {code} cannot have a parent")
         elif parent not in seen:
-            raise RowError(str(path), line, "parent", f"parent {parent!r} of {code} not defined above")
+            raise RowError(
+                str(path), line, "parent", f"parent {parent!r} of {code} not defined above"
+            )
         elif levels.index(seen[parent]) != levels.index(level) - 1:
             raise RowError(
-                str(path), line, "level", f"{code} is a {level} but its parent {parent} is a {seen[parent]}"
+                str(path),
+                line,
+                "level",
+                f"{code} is a {level} but its parent {parent} is a {seen[parent]}",
             )
         seen[code] = level
 
@@ -126,7 +135,9 @@ def examples_load(*, path: Path, taxonomy: Taxonomy) -> LoadReport:
         )
         if node is None:
             raise RowError(
-                str(path), line, "subcategory",
+                str(path),
+                line,
+                "subcategory",
                 f"no sub-theme named {row['subcategory']!r} under {row['rootcause']!r}",
             )
         kind = _example_kind(path, node)
@@ -175,4 +186,9 @@ def _example_kind(path: Path, node: Node) -> str:
     for word, kind in _KIND_BY_WORD.items():
         if word in path.name.lower():
             return kind
-    raise RowError(str(path), 0, None, f"cannot tell whether {path.name} holds symptoms, intents or expectations")
+    raise RowError(
+        str(path),
+        0,
+        None,
+        f"cannot tell whether {path.name} holds symptoms, intents or expectations",
+    )

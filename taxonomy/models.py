@@ -53,7 +53,9 @@ class Node(models.Model):
     )
     position = models.PositiveIntegerField(default=0, help_text="Order among siblings.")
     retired_at = models.DateTimeField(
-        null=True, blank=True, help_text="Set instead of deleting; retired nodes take no new labels."
+        null=True,
+        blank=True,
+        help_text="Set instead of deleting; retired nodes take no new labels.",
     )
 
     class Meta:

@@ -11,7 +11,10 @@ from taxonomy.models import Example, Level, Node, Taxonomy
 
 def taxonomy_lineage(taxonomy: Taxonomy) -> dict[int, tuple[str, ...]]:
     """node id -> codes from its type down to itself, e.g. (`C`, `C.1`, `C.1.iii`). One query."""
-    nodes = {pk: (code, parent) for pk, code, parent in taxonomy.nodes.values_list("pk", "code", "parent_id")}
+    nodes = {
+        pk: (code, parent)
+        for pk, code, parent in taxonomy.nodes.values_list("pk", "code", "parent_id")
+    }
 
     def path(pk: int) -> tuple[str, ...]:
         code, parent = nodes[pk]

@@ -116,8 +116,12 @@ def personas(project):
     from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
     people = {}
-    for name, role in [("volunteer_a", Role.VOLUNTEER), ("volunteer_b", Role.VOLUNTEER),
-                       ("lead", Role.LEAD), ("admin", Role.ADMIN)]:
+    for name, role in [
+        ("volunteer_a", Role.VOLUNTEER),
+        ("volunteer_b", Role.VOLUNTEER),
+        ("lead", Role.LEAD),
+        ("admin", Role.ADMIN),
+    ]:
         people[name] = UserFactory(username=name)
         MembershipFactory(project=project, user=people[name], role=role)
     other = ProjectFactory(taxonomy=project.taxonomy, slug="other")

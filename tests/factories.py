@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from annotation.models import Membership, Project, Role
 from ingest.models import Host, Issue
 
-PASSWORD = "correct horse battery staple"  # noqa: S105 - test-only password
+PASSWORD = "correct horse battery staple"
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -45,5 +45,7 @@ class IssueFactory(factory.django.DjangoModelFactory):
     owner = "NVIDIA"
     repo = "Megatron-LM"
     number = factory.Sequence(lambda n: str(1000 + n))
-    url = factory.LazyAttribute(lambda o: f"https://github.com/{o.owner}/{o.repo}/issues/{o.number}")
+    url = factory.LazyAttribute(
+        lambda o: f"https://github.com/{o.owner}/{o.repo}/issues/{o.number}"
+    )
     title = "Loss spikes with bf16 and pipeline parallelism"

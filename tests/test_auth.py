@@ -17,7 +17,10 @@ def test_signing_in_lands_on_the_home_page(client, db):
 def test_repeated_failures_are_throttled_even_with_the_right_password(client, db):
     UserFactory(username="ada")
     for _ in range(3):
-        assert client.post("/accounts/login/", {"username": "ada", "password": "wrong"}).status_code == 200
+        assert (
+            client.post("/accounts/login/", {"username": "ada", "password": "wrong"}).status_code
+            == 200
+        )
     blocked = client.post("/accounts/login/", {"username": "ada", "password": PASSWORD})
     assert blocked.status_code == 429
     assert b"Too many failed sign-ins" in blocked.content
@@ -29,10 +32,15 @@ def test_one_address_guessing_many_usernames_is_throttled_too(client, db):
     UserFactory(username="ada")
     for name in ["bob", "cy", "dee", "eve"]:
         client.post("/accounts/login/", {"username": name, "password": "wrong"})
-    assert client.post("/accounts/login/", {"username": "ada", "password": PASSWORD}).status_code == 429
+    assert (
+        client.post("/accounts/login/", {"username": "ada", "password": PASSWORD}).status_code
+        == 429
+    )
 
 
-@pytest.mark.parametrize("url", ["/", "/taxonomy/", "/projects/demo/", "/admin/annotation/project/"])
+@pytest.mark.parametrize(
+    "url", ["/", "/taxonomy/", "/projects/demo/", "/admin/annotation/project/"]
+)
 def test_pages_need_a_signed_in_user(client, db, url):
     response = client.get(url)
     assert response.status_code == 302
@@ -50,4 +58,7 @@ def test_login_form_needs_a_csrf_token(db):
 
     strict = Client(enforce_csrf_checks=True)
     UserFactory(username="ada")
-    assert strict.post("/accounts/login/", {"username": "ada", "password": PASSWORD}).status_code == 403
+    assert (
+        strict.post("/accounts/login/", {"username": "ada", "password": PASSWORD}).status_code
+        == 403
+    )

@@ -22,11 +22,26 @@ def worker(redis_required, tmp_path):
     log = tmp_path / "worker.log"
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "concord", "worker", "--pool", "solo",
-             "--queues", queue, "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "concord",
+                "worker",
+                "--pool",
+                "solo",
+                "--queues",
+                queue,
+                "--loglevel",
+                "INFO",
+                "--without-gossip",
+                "--without-mingle",
+            ],
             cwd=ROOT,
             env={**os.environ, "CELERY_QUEUE": queue, "SECRET_KEY": settings.SECRET_KEY},
-            stdout=out, stderr=subprocess.STDOUT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     yield queue, log
     process.terminate()

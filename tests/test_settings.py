@@ -18,10 +18,19 @@ PROBE = (
 
 
 def run_settings(tmp_path, **env):
-    clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY"}}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY"}
+    }
     clean.update(DJANGO_SETTINGS_MODULE="concord.settings", CONCORD_VAR_DIR=str(tmp_path), **env)
     return subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=clean, capture_output=True, text=True, check=False
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -36,8 +45,10 @@ def test_no_environment_means_sqlite_and_eager_celery(tmp_path):
 
 def test_database_and_redis_urls_switch_to_postgres_and_a_real_broker(tmp_path):
     result = run_settings(
-        tmp_path, DEBUG="1",
-        DATABASE_URL="postgres://postgres@127.0.0.1:5432/concord", REDIS_URL="redis://127.0.0.1:6379/0",
+        tmp_path,
+        DEBUG="1",
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/concord",
+        REDIS_URL="redis://127.0.0.1:6379/0",
     )
     seen = json.loads(result.stdout)
     assert seen["engine"] == "django.db.backends.postgresql"
@@ -56,13 +67,20 @@ def test_production_settings_pass_the_deploy_check(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
     env.update(
         SECRET_KEY="x" * 20 + "a-long-random-production-key-for-the-check-only",
-        CONCORD_VAR_DIR=str(tmp_path), SECURE_SSL_REDIRECT="1", SECURE_HSTS_SECONDS="31536000",
-        SECURE_HSTS_INCLUDE_SUBDOMAINS="1", SECURE_HSTS_PRELOAD="1",
+        CONCORD_VAR_DIR=str(tmp_path),
+        SECURE_SSL_REDIRECT="1",
+        SECURE_HSTS_SECONDS="31536000",
+        SECURE_HSTS_INCLUDE_SUBDOMAINS="1",
+        SECURE_HSTS_PRELOAD="1",
         ALLOWED_HOSTS="concord.example.org",
     )
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -22,11 +22,15 @@ class TaxonomyViewSet(viewsets.ReadOnlyModelViewSet):
 
 class NodeViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = (
-        Node.objects.select_related("parent").prefetch_related("examples").order_by("taxonomy", "position")
+        Node.objects.select_related("parent")
+        .prefetch_related("examples")
+        .order_by("taxonomy", "position")
     )
     serializer_class = NodeOut
 
     def get_queryset(self):
         queryset = super().get_queryset()
         taxonomy = self.request.query_params.get("taxonomy")
-        return queryset.filter(taxonomy_id=taxonomy) if taxonomy and taxonomy.isdigit() else queryset
+        return (
+            queryset.filter(taxonomy_id=taxonomy) if taxonomy and taxonomy.isdigit() else queryset
+        )

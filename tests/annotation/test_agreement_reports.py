@@ -51,7 +51,10 @@ def test_subtheme_level_explains_that_no_label_reaches_it(labeled_project):
 
 def test_by_repository_groups_items_by_their_repository(labeled_project):
     report = project_agreement(labeled_project, level="theme", by="repository")
-    assert [(g.group, g.n_items) for g in report.groups] == [(ALL_ITEMS, 80), ("ascend/MindSpeed", 80)]
+    assert [(g.group, g.n_items) for g in report.groups] == [
+        (ALL_ITEMS, 80),
+        ("ascend/MindSpeed", 80),
+    ]
 
 
 def test_missing_labels_fall_back_to_alpha_with_the_reason(project, tmp_path):
@@ -86,7 +89,9 @@ API = "/api/projects/study/agreement/"
     ("who", "page", "api"),
     [("volunteer_a", 403, 403), ("outsider", 404, 404), ("lead", 200, 200), ("admin", 200, 200)],
 )
-def test_agreement_is_for_leads_and_admins_of_the_project(client, labeled_project, personas, who, page, api):
+def test_agreement_is_for_leads_and_admins_of_the_project(
+    client, labeled_project, personas, who, page, api
+):
     client.force_login(personas[who])
     assert client.get(PAGE).status_code == page
     assert client.get(API).status_code == api

@@ -53,7 +53,9 @@ def test_each_shared_label_file_imports_completely(project, path):
     assert report.rows == len(rows)
     assert project.items.count() == len(rows)
     assert Annotation.objects.filter(item__project=project).count() == 7 * len(rows)
-    methods = Counter(Resolution.objects.filter(item__project=project).values_list("method", flat=True))
+    methods = Counter(
+        Resolution.objects.filter(item__project=project).values_list("method", flat=True)
+    )
     assert methods == expected_methods(rows)
     assert set(project.items.values_list("stage", flat=True)) == {Stage.FINAL}
 
@@ -64,10 +66,16 @@ def test_labels_land_on_the_right_issue_volunteer_and_node(project):
     study_labels_import(project=project, path=path)
     url, *labels, final = rows[1]  # IBY945: B.3,B.3,B.4,C.7,B.3,B.2,B.3 -> B.3
     issue = Issue.objects.get(url=url)
-    assert (issue.host, issue.owner, issue.repo, issue.number) == ("gitee", "ascend", "MindSpeed", "IBY945")
+    assert (issue.host, issue.owner, issue.repo, issue.number) == (
+        "gitee",
+        "ascend",
+        "MindSpeed",
+        "IBY945",
+    )
     item = project.items.get(issue=issue)
     by_column = {
-        a.volunteer.username: a.node.code for a in item.annotations.select_related("volunteer", "node")
+        a.volunteer.username: a.node.code
+        for a in item.annotations.select_related("volunteer", "node")
     }
     assert by_column == {volunteer_username(project, j + 1): code for j, code in enumerate(labels)}
     assert (item.resolution.node.code, item.resolution.method) == (final, "majority")
@@ -86,7 +94,11 @@ def test_importing_the_same_file_again_changes_nothing(project):
     study_labels_import(project=project, path=path)
     before = database_fingerprint()
     report = study_labels_import(project=project, path=path)
-    assert (report.items_created, report.annotations_created, report.resolutions_created) == (0, 0, 0)
+    assert (report.items_created, report.annotations_created, report.resolutions_created) == (
+        0,
+        0,
+        0,
+    )
     assert database_fingerprint() == before
 
 
@@ -101,7 +113,10 @@ URL2 = "https://gitee.com/ascend/MindSpeed/issues/IBZ414"
 
 
 def test_any_number_of_label_columns_and_blank_cells(project, tmp_path):
-    path = write(tmp_path, f"Issue_URL,Label1,Label2,Label3,Final_Label\n{URL1},C.9,,C.9,C.9\n{URL2},B.2,B.1,,\n")
+    path = write(
+        tmp_path,
+        f"Issue_URL,Label1,Label2,Label3,Final_Label\n{URL1},C.9,,C.9,C.9\n{URL2},B.2,B.1,,\n",
+    )
     study_labels_import(project=project, path=path)
     first = project.items.get(issue__number="1516")
     second = project.items.get(issue__number="IBZ414")
@@ -123,18 +138,55 @@ def test_single_label_column_and_any_level_codes(project, tmp_path):
 @pytest.mark.parametrize(
     ("text", "line", "column", "message"),
     [
-        ("URL,Label1,Final_Label\n", 1, None, "header must be Issue_URL,Label1..LabelN,Final_Label"),
+        (
+            "URL,Label1,Final_Label\n",
+            1,
+            None,
+            "header must be Issue_URL,Label1..LabelN,Final_Label",
+        ),
         ("Issue_URL,Label1,Label3,Final_Label\n", 1, "Label3", "expected Label2 here"),
-        (f"Issue_URL,Label1,Final_Label\n{URL1},C.99,C.9\n", 2, "Label1", "unknown taxonomy code 'C.99'"),
-        (f"Issue_URL,Label1,Final_Label\n{URL1},C.9,X\n", 2, "Final_Label", "unknown taxonomy code 'X'"),
-        ("Issue_URL,Label1,Final_Label\nhttps://gitlab.com/a/b/issues/1,C.9,C.9\n", 2, "Issue_URL", "unknown host"),
-        ("Issue_URL,Label1,Final_Label\nhttps://github.com/a/b/pull/7,C.9,C.9\n", 2, "Issue_URL", "pull request"),
-        ("Issue_URL,Label1,Final_Label\nhttps://gitee.com/a/b/issues/ibz414,C.9,C.9\n", 2, "Issue_URL", "upper case"),
-        (f"Issue_URL,Label1,Final_Label\n{URL1},C.9,C.9\n{URL1},C.9,C.9\n", 3, "Issue_URL", "duplicate of line 2"),
+        (
+            f"Issue_URL,Label1,Final_Label\n{URL1},C.99,C.9\n",
+            2,
+            "Label1",
+            "unknown taxonomy code 'C.99'",
+        ),
+        (
+            f"Issue_URL,Label1,Final_Label\n{URL1},C.9,X\n",
+            2,
+            "Final_Label",
+            "unknown taxonomy code 'X'",
+        ),
+        (
+            "Issue_URL,Label1,Final_Label\nhttps://gitlab.com/a/b/issues/1,C.9,C.9\n",
+            2,
+            "Issue_URL",
+            "unknown host",
+        ),
+        (
+            "Issue_URL,Label1,Final_Label\nhttps://github.com/a/b/pull/7,C.9,C.9\n",
+            2,
+            "Issue_URL",
+            "pull request",
+        ),
+        (
+            "Issue_URL,Label1,Final_Label\nhttps://gitee.com/a/b/issues/ibz414,C.9,C.9\n",
+            2,
+            "Issue_URL",
+            "upper case",
+        ),
+        (
+            f"Issue_URL,Label1,Final_Label\n{URL1},C.9,C.9\n{URL1},C.9,C.9\n",
+            3,
+            "Issue_URL",
+            "duplicate of line 2",
+        ),
         (f"Issue_URL,Label1,Final_Label\n{URL1},C.9\n", 2, None, "2 cells, header has 3"),
     ],
 )
-def test_bad_files_name_line_and_column_and_change_nothing(project, tmp_path, text, line, column, message):
+def test_bad_files_name_line_and_column_and_change_nothing(
+    project, tmp_path, text, line, column, message
+):
     good = write(tmp_path, f"Issue_URL,Label1,Final_Label\n{URL2},B.2,B.2\n")
     study_labels_import(project=project, path=good)
     before = database_fingerprint()
@@ -157,7 +209,9 @@ def test_all_problems_are_reported_at_once(project, tmp_path):
 
 
 def test_a_label_that_contradicts_a_stored_one_is_refused(project, tmp_path):
-    study_labels_import(project=project, path=write(tmp_path, f"Issue_URL,Label1,Final_Label\n{URL1},C.9,C.9\n"))
+    study_labels_import(
+        project=project, path=write(tmp_path, f"Issue_URL,Label1,Final_Label\n{URL1},C.9,C.9\n")
+    )
     before = database_fingerprint()
     changed = tmp_path / "changed.csv"
     changed.write_text(f"Issue_URL,Label1,Final_Label\n{URL2},B.2,B.2\n{URL1},C.1,C.9\n")
@@ -185,7 +239,13 @@ def test_imported_volunteers_cannot_sign_in_until_an_admin_maps_them(project):
 def test_command_imports_files_and_reports_failures(project, tmp_path, capsys):
     bad = write(tmp_path, "nonsense\n")
     with pytest.raises(CommandError, match="1 of 2 file"):
-        call_command("import_labels", "--project", project.slug, str(STUDY / "labels" / "MindSpeed.csv"), str(bad))
+        call_command(
+            "import_labels",
+            "--project",
+            project.slug,
+            str(STUDY / "labels" / "MindSpeed.csv"),
+            str(bad),
+        )
     captured = capsys.readouterr()
     assert "80 rows, 80 new items, 560 new labels, 80 new resolutions" in captured.out
     assert "labels.csv, line 1" in captured.err

@@ -10,7 +10,6 @@ import os
 
 import pytest
 
-
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 # Short enough that a broken page fails fast, long enough for a cold PostgreSQL query.
 TIMEOUT_MS = 10_000

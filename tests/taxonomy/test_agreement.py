@@ -147,8 +147,15 @@ def test_split_by_group_keeps_each_items_row():
 
 @pytest.mark.parametrize(
     ("value", "band"),
-    [(-0.1, "poor"), (0.1, "slight"), (0.3, "fair"), (0.5, "moderate"), (0.7, "substantial"),
-     (0.9, "almost perfect"), (math.nan, "undefined")],
+    [
+        (-0.1, "poor"),
+        (0.1, "slight"),
+        (0.3, "fair"),
+        (0.5, "moderate"),
+        (0.7, "substantial"),
+        (0.9, "almost perfect"),
+        (math.nan, "undefined"),
+    ],
 )
 def test_landis_koch_bands(value, band):
     assert agreement.landis_koch_band(value) == band
@@ -163,7 +170,9 @@ def test_agreement_module_does_not_import_django():
         alias.name.split(".")[0]
         for node in ast.walk(tree)
         if isinstance(node, ast.Import | ast.ImportFrom)
-        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+        for alias in (
+            node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")]
+        )
     }
     assert "django" not in imported
 

@@ -61,7 +61,9 @@ def test_detail_row_that_spills_into_extra_cells_keeps_every_item(study_taxonomy
 
 def _snapshot():
     return (
-        list(Node.objects.order_by("pk").values_list("pk", "code", "name", "parent_id", "position")),
+        list(
+            Node.objects.order_by("pk").values_list("pk", "code", "name", "parent_id", "position")
+        ),
         list(Example.objects.order_by("pk").values_list("pk", "node_id", "text")),
     )
 
@@ -77,9 +79,14 @@ def test_reloading_the_same_files_changes_nothing(study_taxonomy):
 
 def test_load_taxonomy_command_loads_and_reports(db, capsys):
     call_command(
-        "load_taxonomy", str(STUDY / "taxonomy.csv"),
-        "--details", *map(str, sorted((STUDY / "study-details").glob("*.csv"))),
-        "--name", "Study", "--taxonomy-version", "2",
+        "load_taxonomy",
+        str(STUDY / "taxonomy.csv"),
+        "--details",
+        *map(str, sorted((STUDY / "study-details").glob("*.csv"))),
+        "--name",
+        "Study",
+        "--taxonomy-version",
+        "2",
     )
     out = capsys.readouterr().out
     assert "91 created" in out
@@ -102,7 +109,12 @@ GOOD_HEAD = "code,level,parent,name,description\nA,type,,Question,Q\nA.1,theme,A
         ("A.1,theme,A,Again,\n", 4, "code", "duplicate code 'A.1'"),
         ("A.2,theme,Z,Orphan,\n", 4, "parent", "parent 'Z' of A.2 not defined above"),
         ("A.2,chapter,A,Odd,\n", 4, "level", "unknown level 'chapter'"),
-        ("A.1.i,theme,A.1,Wrong depth,\n", 4, "level", "A.1.i is a theme but its parent A.1 is a theme"),
+        (
+            "A.1.i,theme,A.1,Wrong depth,\n",
+            4,
+            "level",
+            "A.1.i is a theme but its parent A.1 is a theme",
+        ),
         ("B,type,A,Typed child,\n", 4, "parent", "type B cannot have a parent"),
         ("A.2,theme,A,,\n", 4, "name", "node A.2 has no name"),
     ],
@@ -138,7 +150,7 @@ def test_non_utf8_file_is_rejected_with_byte_offset(db, tmp_path):
 def test_detail_row_for_unknown_subtheme_names_line_and_writes_nothing(study_taxonomy, tmp_path):
     path = _write(
         tmp_path,
-        'rootcause,subcategory,symptoms\n'
+        "rootcause,subcategory,symptoms\n"
         'Installation and Environment Bugs,Nowhere Failures,"a,b"\n',
         name="bug_symptoms.csv",
     )

@@ -38,5 +38,9 @@ def test_openapi_schema_lists_the_endpoints(client, personas):
     response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     schema = response.json()
     assert schema["openapi"].startswith("3.")
-    assert {"/api/taxonomies/{id}/tree/", "/api/nodes/{id}/", "/api/projects/{slug}/agreement/"} <= set(schema["paths"])
+    assert {
+        "/api/taxonomies/{id}/tree/",
+        "/api/nodes/{id}/",
+        "/api/projects/{slug}/agreement/",
+    } <= set(schema["paths"])
     assert client.get("/api/docs/").status_code == 200

@@ -26,10 +26,14 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(asdict(report), indent=2, default=float))
             return
         self.stdout.write(f"{target.slug}: agreement at {level} level, by {by}")
-        self.stdout.write(f"{'group':<28}{'items':>7}{'raters':>7}{'kappa':>8}  {'95% CI':<17}{'alpha':>7}  band")
+        self.stdout.write(
+            f"{'group':<28}{'items':>7}{'raters':>7}{'kappa':>8}  {'95% CI':<17}{'alpha':>7}  band"
+        )
         for g in report.groups:
             f, a = g.fleiss, g.alpha
-            kappa = f"{f.kappa:8.3f}  [{f.ci_low:.3f}, {f.ci_high:.3f}]" if f else f"{'-':>8}  {'':<16}"
+            kappa = (
+                f"{f.kappa:8.3f}  [{f.ci_low:.3f}, {f.ci_high:.3f}]" if f else f"{'-':>8}  {'':<16}"
+            )
             alpha = f"{a.alpha:7.3f}" if a else f"{'-':>7}"
             band = f.band if f else (a.band if a else "")
             raters = f.n_raters if f else "-"

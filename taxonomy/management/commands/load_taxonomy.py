@@ -23,11 +23,15 @@ class Command(BaseCommand):
     def handle(self, *args, file: Path, details: list[Path], name: str, tax_version: str, **kw):
         try:
             report = taxonomy_load(path=file, name=name, version=tax_version)
-            self.stdout.write(f"{file}: {report.created} created, {report.updated} updated, "
-                              f"{report.unchanged} unchanged")
+            self.stdout.write(
+                f"{file}: {report.created} created, {report.updated} updated, "
+                f"{report.unchanged} unchanged"
+            )
             taxonomy = Taxonomy.objects.get(name=name, version=tax_version)
             for path in details:
                 ex = examples_load(path=path, taxonomy=taxonomy)
-                self.stdout.write(f"{path}: {ex.created} examples added, {ex.unchanged} already there")
+                self.stdout.write(
+                    f"{path}: {ex.created} examples added, {ex.unchanged} already there"
+                )
         except ConcordError as exc:
             raise CommandError(str(exc)) from exc

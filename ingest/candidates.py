@@ -1,0 +1,66 @@
+"""Keyword sets and the candidates they mark: an issue whose title or body contains one of the
+set's keywords gets a KeywordMatch naming the keywords found (the labeling page highlights them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from django.db import transaction
+
+from concord.db import upsert
+from ingest.keywords import keyword_pattern, keywords_found, unique_keywords
+from ingest.models import Issue, KeywordMatch, KeywordSet
+
+BATCH = 2000
+
+
+def keyword_sets_save(sets: Mapping[str, Iterable[str]]) -> dict[str, int]:
+    """Create or replace keyword sets by name, then re-mark candidates of the changed ones."""
+    saved = {}
+    for name, keywords in sets.items():
+        keyword_set = keyword_set_save(name=name, keywords=keywords)
+        saved[name] = len(keyword_set.keywords)
+    return saved
+
+
+@transaction.atomic
+def keyword_set_save(*, name: str, keywords: Iterable[str], description: str = "") -> KeywordSet:
+    cleaned = unique_keywords(keywords)
+    keyword_set, created = KeywordSet.objects.get_or_create(
+        name=name, defaults={"keywords": cleaned, "description": description}
+    )
+    if not created and (keyword_set.keywords != cleaned or description):
+        keyword_set.keywords = cleaned
+        keyword_set.description = description or keyword_set.description
+        keyword_set.save()
+        candidates_mark(
+            keyword_set=keyword_set, issues=Issue.objects.filter(source__keyword_set=keyword_set)
+        )
+    return keyword_set
+
+
+def candidates_mark(*, keyword_set: KeywordSet, issues: Iterable[Issue]) -> int:
+    """(Re)compute the set's matches on `issues`; returns how many match. Idempotent."""
+    pattern = keyword_pattern(keyword_set.keywords)
+    matched: dict[int, list[str]] = {}
+    seen: list[int] = []
+    for issue in issues:
+        seen.append(issue.pk)
+        found = keywords_found(pattern, keyword_set.keywords, f"{issue.title}\n{issue.body}")
+        if found:
+            matched[issue.pk] = found
+    for start in range(0, len(seen), BATCH):
+        chunk = seen[start : start + BATCH]
+        KeywordMatch.objects.filter(keyword_set=keyword_set, issue_id__in=chunk).exclude(
+            issue_id__in=[pk for pk in chunk if pk in matched]
+        ).delete()
+    upsert(
+        KeywordMatch,
+        (
+            {"issue": pk, "keyword_set": keyword_set.pk, "keywords": kws}
+            for pk, kws in matched.items()
+        ),
+        unique=("issue", "keyword_set"),
+        update=("keywords",),
+    )
+    return len(matched)

@@ -1,0 +1,205 @@
+"""What both forge clients share: records, exceptions, and one GET with bounded retries."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import requests
+
+USER_AGENT = "Concord-harvester/0.1 (+https://github.com/concord-labeling)"
+PER_PAGE = 100
+
+
+@dataclass(frozen=True)
+class IssueRecord:
+    number: str
+    host_id: int | None
+    url: str
+    title: str
+    body: str
+    author: str
+    state: str
+    labels: list[str]
+    created_at: datetime
+    updated_at: datetime | None
+    closed_at: datetime | None
+    comment_count: int
+    is_pull_request: bool
+
+
+@dataclass(frozen=True)
+class CommentRecord:
+    comment_id: int
+    issue_number: str | None  # None: a comment on something that is not an issue (a PR)
+    author: str
+    body: str
+    created_at: datetime | None
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class RateState:
+    remaining: int | None = None
+    reset_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str
+    items: list = field(default_factory=list)
+    next_url: str | None = None
+    etag: str | None = None
+    not_modified: bool = False
+    rate: RateState = RateState()
+    total: int | None = None  # items in the whole listing, when the host says
+
+
+class ForgeError(Exception):
+    """A forge answered something the harvest cannot use; the message is for the admin."""
+
+
+class Unauthorized(ForgeError):
+    """The token is missing, wrong, revoked or expired (401). Retrying cannot help."""
+
+
+class RepoNotFound(ForgeError):
+    """The repository or issue does not exist, or the token cannot see it (404/410)."""
+
+
+class CursorExpired(ForgeError):
+    """A stored page URL is no longer accepted (422); restart the listing, upserts make it safe."""
+
+
+class ForgeUnavailable(ForgeError):
+    """5xx answers or timeouts, still failing after the bounded retries."""
+
+
+class RateLimited(ForgeError):
+    """The forge asked us to wait; `wait_seconds` says how long (never hammer)."""
+
+    def __init__(self, message: str, wait_seconds: float, rate: RateState = RateState()) -> None:
+        super().__init__(message)
+        self.wait_seconds = wait_seconds
+        self.rate = rate
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """ISO 8601 with `Z` (GitHub) or `+08:00` (Gitee) -> an aware datetime."""
+    return datetime.fromisoformat(value) if value else None
+
+
+def clean_text(value: str | None) -> str:
+    """Text PostgreSQL accepts: no NUL bytes, no lone surrogates from odd JSON escapes."""
+    if not value:
+        return ""
+    return value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
+class ForgeClient:
+    """One GET at a time per token, with a User-Agent, bounded retries on 5xx and timeouts, and
+    rate limits turned into RateLimited. Subclasses say how their host words limits and errors."""
+
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        token: str = "",
+        timeout: float = 30.0,
+        max_retries: int = 4,
+        backoff: float = 1.0,
+        secondary_wait: float = 60.0,
+        sleep: Callable[[float], None] = time.sleep,
+        session: requests.Session | None = None,
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.secondary_wait = secondary_wait
+        self.sleep = sleep
+        self.session = session or requests.Session()
+        self.session.headers["User-Agent"] = USER_AGENT
+        self.requests_made = 0
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    def get(self, url: str, *, etag: str | None = None) -> requests.Response:
+        """GET with retries on transient trouble; raises the ForgeError subclasses."""
+        headers = self.headers()
+        if etag:
+            headers["If-None-Match"] = etag
+        for attempt in range(self.max_retries + 1):
+            try:
+                self.requests_made += 1
+                response = self.session.get(url, headers=headers, timeout=self.timeout)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                problem = f"{type(exc).__name__} from {url}"
+            else:
+                if response.status_code < 500:
+                    self.raise_for_status(response)
+                    return response
+                problem = f"HTTP {response.status_code} from {url}"
+            if attempt < self.max_retries:
+                delay = min(self.backoff * 2**attempt, 120.0)
+                self.sleep(delay * (1 + random.random() / 10))  # noqa: S311 - jitter, not crypto
+        raise ForgeUnavailable(f"{problem}, still failing after {self.max_retries} retries")
+
+    def raise_for_status(self, response: requests.Response) -> None:
+        status = response.status_code
+        if status in (200, 304):
+            return
+        message = _message(response)
+        if status == 401:
+            raise Unauthorized(f"the token was refused (401: {message}); check or replace it")
+        if status in (403, 429) and self.is_rate_limited(response, message):
+            raise RateLimited(
+                f"rate limited ({status}: {message})",
+                self.wait_seconds(response),
+                self.rate(response),
+            )
+        if status in (404, 410):
+            raise RepoNotFound(f"not found ({status}: {message}): {response.url}")
+        if status == 422:
+            raise CursorExpired(f"the forge refused this page (422: {message})")
+        raise ForgeError(f"unexpected answer {status} ({message}) from {response.url}")
+
+    def is_rate_limited(self, response: requests.Response, message: str) -> bool:
+        lowered = message.lower()
+        return (
+            response.status_code == 429
+            or response.headers.get("x-ratelimit-remaining") == "0"
+            or "retry-after" in response.headers
+            or "rate limit" in lowered
+        )
+
+    def wait_seconds(self, response: requests.Response) -> float:
+        """retry-after if given, else until the reset, else a minute (secondary limits)."""
+        retry_after = response.headers.get("retry-after")
+        if retry_after and retry_after.isdigit():
+            return float(retry_after)
+        rate = self.rate(response)
+        if rate.remaining == 0 and rate.reset_at:
+            return max((rate.reset_at - datetime.now(UTC)).total_seconds(), 0.0) + 1.0
+        return self.secondary_wait
+
+    def rate(self, response: requests.Response) -> RateState:
+        remaining = response.headers.get("x-ratelimit-remaining")
+        reset = response.headers.get("x-ratelimit-reset")
+        return RateState(
+            remaining=int(remaining) if remaining and remaining.isdigit() else None,
+            reset_at=datetime.fromtimestamp(int(reset), UTC) if reset and reset.isdigit() else None,
+        )
+
+
+def _message(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200].strip() or response.reason
+    return str(body.get("message", body))[:300] if isinstance(body, dict) else str(body)[:300]

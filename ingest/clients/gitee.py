@@ -1,0 +1,142 @@
+"""Gitee API v5: numbered pages with `total_page` / `total_count` headers (no `link`), string
+issue numbers such as `IBDZ87`, `+08:00` timestamps, repository-wide comments keyed by
+`target.issue.number`. Gitee's rate limits are undocumented: 403/429 mentioning a limit wait."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
+
+from ingest.clients.base import (
+    PER_PAGE,
+    CommentRecord,
+    ForgeClient,
+    IssueRecord,
+    Page,
+    clean_text,
+    parse_time,
+)
+
+CLOSED_STATES = {"closed", "rejected"}
+
+
+class GiteeClient(ForgeClient):
+    host = "gitee"
+
+    def repo_url(self, owner: str, repo: str) -> str:
+        return f"{self.api_url}/repos/{quote(owner)}/{quote(repo)}"
+
+    def issues_url(self, owner: str, repo: str) -> str:
+        query = urlencode(
+            {
+                "state": "all",
+                "sort": "created",
+                "direction": "desc",
+                "page": 1,
+                "per_page": PER_PAGE,
+            }
+        )
+        return f"{self.repo_url(owner, repo)}/issues?{query}"
+
+    def comments_url(self, owner: str, repo: str, since: datetime) -> str:
+        query = urlencode(
+            {
+                "sort": "updated",
+                "direction": "asc",
+                "page": 1,
+                "per_page": PER_PAGE,
+                "since": since.isoformat(),
+            }
+        )
+        return f"{self.repo_url(owner, repo)}/issues/comments?{query}"
+
+    def issues_page(self, url: str, *, etag: str | None = None) -> Page:
+        return self._page(url, etag, issue_record)
+
+    def comments_page(self, url: str, *, etag: str | None = None) -> Page:
+        return self._page(url, etag, comment_record)
+
+    def issue(self, owner: str, repo: str, number: str) -> IssueRecord:
+        return issue_record(self.get(f"{self.repo_url(owner, repo)}/issues/{number}").json())
+
+    def issue_comments(self, owner: str, repo: str, number: str) -> list[CommentRecord]:
+        query = urlencode({"page": 1, "per_page": PER_PAGE})
+        url: str | None = f"{self.repo_url(owner, repo)}/issues/{number}/comments?{query}"
+        comments: list[CommentRecord] = []
+        while url:
+            page = self.comments_page(url)
+            comments.extend(
+                CommentRecord(**{**c.__dict__, "issue_number": c.issue_number or number})
+                for c in page.items
+            )
+            url = page.next_url
+        return comments
+
+    def _page(self, url: str, etag: str | None, parse) -> Page:
+        response = self.get(url, etag=etag)
+        rate = self.rate(response)
+        if response.status_code == 304:
+            return Page(url=url, not_modified=True, etag=etag, rate=rate)
+        items = response.json()
+        total_pages = _int_header(response, "total_page")
+        return Page(
+            url=url,
+            items=[parse(item) for item in items],
+            next_url=_next_page_url(url, len(items), total_pages),
+            etag=response.headers.get("etag"),
+            rate=rate,
+            total=_int_header(response, "total_count"),
+        )
+
+
+def _int_header(response, name: str) -> int | None:
+    value = response.headers.get(name)
+    return int(value) if value and value.isdigit() else None
+
+
+def _next_page_url(url: str, count: int, total_pages: int | None) -> str | None:
+    """Stop at `total_page`, on an empty or short page: whichever the host gives first."""
+    parts = urlsplit(url)
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    page = int(query.get("page", "1"))
+    per_page = int(query.get("per_page", "20"))
+    if count == 0 or count < per_page or (total_pages is not None and page >= total_pages):
+        return None
+    query["page"] = str(page + 1)
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def issue_record(item: dict) -> IssueRecord:
+    user = item.get("user") or {}
+    state = item.get("state") or ""
+    return IssueRecord(
+        number=str(item["number"]),
+        host_id=item.get("id") if isinstance(item.get("id"), int) else None,
+        url=item.get("html_url") or "",
+        title=clean_text(item.get("title")),
+        body=clean_text(item.get("body")),
+        author=user.get("login") or "",
+        state="closed" if state in CLOSED_STATES else "open",
+        labels=[
+            label.get("name", "") for label in item.get("labels") or [] if isinstance(label, dict)
+        ],
+        created_at=parse_time(item["created_at"]),
+        updated_at=parse_time(item.get("updated_at")),
+        closed_at=parse_time(item.get("finished_at")),
+        comment_count=int(item.get("comments") or 0),
+        is_pull_request=False,  # Gitee lists pull requests elsewhere
+    )
+
+
+def comment_record(item: dict) -> CommentRecord:
+    target = item.get("target") if isinstance(item.get("target"), dict) else {}
+    issue = target.get("issue") if isinstance(target.get("issue"), dict) else None
+    user = item.get("user") or {}
+    return CommentRecord(
+        comment_id=int(item["id"]),
+        issue_number=str(issue["number"]) if issue and issue.get("number") else None,
+        author=user.get("login") or "",
+        body=clean_text(item.get("body")),
+        created_at=parse_time(item.get("created_at")),
+        updated_at=parse_time(item.get("updated_at")),
+    )

@@ -1,0 +1,52 @@
+"""Celery tasks: ids in, one service call, safe to run twice."""
+
+from celery import shared_task
+from celery.signals import worker_ready
+from django.conf import settings
+
+from ingest.clients import RateLimited
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def harvest_continue(self, run_id: int) -> None:
+    """Advance a harvest a few pages, then queue the rest: short tasks resume well after a kill."""
+    from ingest.harvest import harvest_advance
+
+    try:
+        run = harvest_advance(run_id=run_id, max_pages=settings.HARVEST_PAGES_PER_TASK)
+    except RateLimited as exc:  # the forge said when to come back: sleep by rescheduling
+        if self.request.is_eager:
+            return  # no worker to come back later: the run shows the wait and can be resumed
+        raise self.retry(countdown=max(exc.wait_seconds, 1)) from exc
+    if run.is_active:
+        harvest_continue.delay(run_id)
+
+
+@shared_task
+def harvest_resume_stale() -> list[int]:
+    """Queue runs whose worker died (beat runs this every minute, workers once on start)."""
+    from ingest.harvest import harvest_runs_stale
+
+    run_ids = harvest_runs_stale()
+    for run_id in run_ids:
+        harvest_continue.delay(run_id)
+    return run_ids
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def issues_fetch_details(self, issue_ids: list[int]) -> None:
+    """Fetch title, body and comments for issues imported by URL; done ones are skipped."""
+    from ingest.details import issues_fetch_details as fetch
+
+    try:
+        fetch(issue_ids=issue_ids)
+    except RateLimited as exc:
+        if self.request.is_eager:
+            return  # issues without details stay marked; fetching them again resumes
+        raise self.retry(countdown=max(exc.wait_seconds, 1)) from exc
+
+
+@worker_ready.connect
+def _resume_on_start(sender=None, **kwargs) -> None:
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        harvest_resume_stale.delay()

@@ -1,0 +1,89 @@
+"""Keyword matching rules, and the study's filter_keywords file."""
+
+import pytest
+
+from ingest.keywords import keyword_pattern, keywords_found, parse_filter_keywords
+from tests.conftest import STUDY
+
+KEYWORDS = ["yi", "llama", "gpt", "large language model", "opt", "T5", "LLM", "ChatGPT"]
+PATTERN = keyword_pattern(KEYWORDS)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("we yield the value", []),
+        ("Yi-34B fails to load", ["yi"]),
+        ("Llama2 runs out of memory", ["llama"]),
+        ("several llamas", ["llama"]),
+        ("GPT-4 works, chatgpt too", ["gpt", "ChatGPT"]),
+        ("a large  language\nmodel", ["large language model"]),
+        ("option parsing", []),
+        ("opt-125m", ["opt"]),
+        ("t5x is different", []),
+        ("LLMs are big", ["LLM"]),
+        ("", []),
+    ],
+)
+def test_whole_words_case_insensitive_with_versions_and_plurals(text, found):
+    assert keywords_found(PATTERN, KEYWORDS, text) == found
+
+
+def test_study_keyword_file_gives_one_set_per_framework_without_repeats():
+    sets = parse_filter_keywords((STUDY / "filter_keywords").read_text())
+    assert set(sets) == {"tensorflow", "mindspore", "pytorch"}
+    for keywords in sets.values():
+        lowered = [k.lower() for k in keywords]
+        assert len(lowered) == len(set(lowered))
+    assert "large language model" in sets["tensorflow"]
+
+
+def test_keyword_file_is_parsed_not_executed():
+    sets = parse_filter_keywords("import os\nx_keywords = ['a', 'b', 'A']\nos.system('true')\n")
+    assert sets == {"x": ["a", "b"]}
+
+
+def test_empty_set_matches_nothing():
+    assert keyword_pattern([]) is None
+    assert keywords_found(None, [], "llama") == []
+
+
+def test_import_keywords_command_creates_one_set_per_framework(db, capsys):
+    from django.core.management import call_command
+
+    from ingest.models import KeywordSet
+
+    call_command("import_keywords", str(STUDY / "filter_keywords"))
+    assert set(KeywordSet.objects.values_list("name", flat=True)) == {
+        "tensorflow",
+        "mindspore",
+        "pytorch",
+    }
+    call_command("import_keywords", str(STUDY / "filter_keywords"))  # again: same sets
+    assert KeywordSet.objects.count() == 3
+    assert "keyword set 'pytorch'" in capsys.readouterr().out
+
+
+def test_editing_a_set_re_marks_its_sources_issues(db):
+    from datetime import date
+
+    from ingest.candidates import keyword_set_save
+    from ingest.models import KeywordMatch, Source
+    from tests.factories import IssueFactory
+
+    keywords = keyword_set_save(name="pytorch", keywords=["llama"])
+    source = Source.objects.create(
+        host="github",
+        owner="NVIDIA",
+        repo="Megatron-LM",
+        created_from=date(2023, 1, 1),
+        created_until=date(2025, 4, 30),
+        keyword_set=keywords,
+    )
+    issue = IssueFactory(
+        title="Loss spikes with bf16", body="quantization of Llama-2", source=source
+    )
+    keyword_set_save(name="pytorch", keywords=["quantization"])
+    assert KeywordMatch.objects.get(issue=issue).keywords == ["quantization"]
+    keyword_set_save(name="pytorch", keywords=["mixtral"])
+    assert not KeywordMatch.objects.filter(issue=issue).exists()
