@@ -34,6 +34,8 @@ services:
 bench: setup services
 	DATABASE_URL=$${BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench} \
 	  $(BIN)/python -m tests.bench.run
+	DATABASE_URL=$${BENCH_HARVEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_harvest} \
+	  $(BIN)/python -m tests.bench.harvest
 
 lint: setup
 	$(BIN)/ruff check .

@@ -119,7 +119,8 @@ def _label_columns(header: list[str], name: str) -> list[int]:
                     name,
                     1,
                     None,
-                    f"header must be {URL_COLUMN},Label1..LabelN,{FINAL_COLUMN}; found {','.join(header)!r}",
+                    f"header must be {URL_COLUMN},Label1..LabelN,{FINAL_COLUMN}; "
+                    f"found {','.join(header)!r}",
                 )
             ]
         )

@@ -30,10 +30,8 @@ def upsert(
     table = quote(model._meta.db_table)
     column_sql = ", ".join(quote(fields[c].column) for c in columns)
     conflict = ", ".join(quote(model._meta.get_field(c).column) for c in unique)
-    assignments = ", ".join(
-        f"{quote(model._meta.get_field(c).column)} = excluded.{quote(model._meta.get_field(c).column)}"
-        for c in update
-    )
+    updated = [quote(model._meta.get_field(c).column) for c in update]
+    assignments = ", ".join(f"{column} = excluded.{column}" for column in updated)
     where = ""
     if newer:
         col = quote(model._meta.get_field(newer).column)
@@ -78,3 +76,15 @@ def relax_commit_durability() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit = off")
+
+
+def refresh_planner_statistics(model: type[models.Model]) -> None:
+    """ANALYZE a table after a bulk load, on PostgreSQL.
+
+    A first harvest grows the issue table from nothing faster than autovacuum notices; with the
+    stale estimate of "no rows" the planner filters a whole repository for each page of comments
+    instead of looking the issues up by number (~5 ms instead of ~0.3 ms per page at 10k issues).
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")

@@ -10,13 +10,15 @@ countdown, the command sleeps with a message).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, time, timedelta
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from concord.db import relax_commit_durability, upsert
+from concord.db import refresh_planner_statistics, relax_commit_durability, upsert
 from concord.errors import ConcordError
 from ingest.candidates import candidates_mark
 from ingest.clients import (
@@ -110,50 +112,104 @@ def harvest_cancel(*, run: HarvestRun) -> None:
     )
 
 
-def harvest_advance(*, run_id: int, max_pages: int | None = None, client=None) -> HarvestRun:
-    """Fetch and store pages from the checkpoint until done, failed, cancelled or `max_pages`.
+def harvest_advance(
+    *,
+    run_id: int,
+    max_pages: int | None = None,
+    client=None,
+    on_page: Callable[[HarvestRun], None] | None = None,
+) -> HarvestRun:
+    """Fetch and store pages from the checkpoint until done, failed, cancelled or `max_pages`;
+    `on_page` sees the run after each page (the command draws its progress bar with it).
 
     Raises RateLimited (after recording the wait on the run) when the forge says to wait.
     """
     run = HarvestRun.objects.select_related("source").get(pk=run_id)
-    client = client or source_client(run.source)
     validators = {v.url: v for v in run.source.page_validators.all()}
     pages = 0
-    while run.is_active and (max_pages is None or pages < max_pages):
-        if run.cancel_requested:
-            return _finish(run, RunStatus.CANCELLED)
-        _wait_if_exhausted(run)
-        try:
-            _advance_one_page(run, client, validators)
-        except RateLimited as exc:
-            _record_wait(run, exc)
-            raise
-        except ForgeError as exc:
-            return _finish(run, RunStatus.FAILED, error=str(exc))
-        pages += 1
-        run = HarvestRun.objects.select_related("source").get(pk=run_id)
+    with PageFetcher(client or source_client(run.source)) as fetcher:
+        while run.is_active and (max_pages is None or pages < max_pages):
+            if run.cancel_requested:
+                return _finish(run, RunStatus.CANCELLED)
+            _wait_if_exhausted(run)
+            try:
+                stored = _advance_one_page(run, fetcher, validators)
+            except RateLimited as exc:
+                _record_wait(run, exc)
+                raise
+            except ForgeError as exc:
+                return _finish(run, RunStatus.FAILED, error=str(exc))
+            pages += 1
+            if stored is None:  # someone else moved the checkpoint: start from theirs
+                stored = HarvestRun.objects.select_related("source").get(pk=run_id)
+            elif stored.cursor["phase"] != run.cursor["phase"] == ISSUES:
+                refresh_planner_statistics(Issue)  # the comments phase looks issues up by number
+            run = stored
+            if on_page:
+                on_page(run)
     return run
 
 
-def _advance_one_page(run: HarvestRun, client, validators: dict[str, PageValidator]) -> None:
+class PageFetcher:
+    """Fetches pages on one background thread, so the next page travels while this one is stored.
+
+    Only the page the checkpoint is known to move to is fetched ahead, and never when the rate
+    limit is used up; a page fetched ahead for a cursor that went elsewhere is simply dropped.
+    """
+
+    def __init__(self, client):
+        self.client = client
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harvest-fetch")
+        self._ahead: tuple[tuple, Future] | None = None
+
+    def __enter__(self) -> PageFetcher:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def fetch(self, phase: str, url: str, etag: str | None) -> Page:
+        key = (phase, url, etag)
+        ahead, self._ahead = self._ahead, None
+        if ahead and ahead[0] == key:
+            return ahead[1].result()
+        return self._pool.submit(self._get, *key).result()
+
+    def fetch_ahead(self, phase: str, url: str | None, etag: str | None, rate) -> None:
+        if url and rate.remaining != 0:
+            self._ahead = ((phase, url, etag), self._pool.submit(self._get, phase, url, etag))
+
+    def _get(self, phase: str, url: str, etag: str | None) -> Page:
+        fetch = self.client.issues_page if phase == ISSUES else self.client.comments_page
+        return fetch(url, etag=etag)
+
+
+def _advance_one_page(
+    run: HarvestRun, fetcher: PageFetcher, validators: dict[str, PageValidator]
+) -> HarvestRun | None:
+    """Fetch the page at the checkpoint and store it; the run as stored, None if it was not."""
     source = run.source
     phase, url = run.cursor["phase"], run.cursor.get("url")
     if phase == DONE:
-        _finish(run, RunStatus.DONE)
-        return
-    first_url = _first_url(source, client, phase)
+        return _finish(run, RunStatus.DONE)
+    first_url = _first_url(source, fetcher.client, phase)
     url = url or first_url
     cached = validators.get(url)
     try:
-        fetch = client.issues_page if phase == ISSUES else client.comments_page
-        page = fetch(url, etag=cached.etag if cached else None)
+        page = fetcher.fetch(phase, url, _etag(cached))
     except CursorExpired:
         if url == first_url:
             raise
         # A stored cursor URL expired: walk the listing again; upserts make that harmless.
         _move_cursor(run, expected=run.cursor, cursor={"phase": phase, "url": first_url})
-        return
-    _store_page(run, page, expected=dict(run.cursor), phase=phase, cached=cached)
+        return None
+    next_url = (cached.next_url or None) if page.not_modified and cached else page.next_url
+    fetcher.fetch_ahead(phase, next_url, _etag(validators.get(next_url)), page.rate)
+    return _store_page(run, page, expected=dict(run.cursor), phase=phase, cached=cached)
+
+
+def _etag(validator: PageValidator | None) -> str | None:
+    return validator.etag if validator else None
 
 
 def _first_url(source: Source, client, phase: str) -> str:
@@ -164,7 +220,9 @@ def _first_url(source: Source, client, phase: str) -> str:
 
 def _store_page(
     run: HarvestRun, page: Page, *, expected: dict, phase: str, cached: PageValidator | None
-) -> None:
+) -> HarvestRun | None:
+    """Store a page's rows and move the checkpoint past it, in one transaction, if the checkpoint
+    is still `expected`. Returns the run as stored, or None when another worker got there first."""
     source = run.source
     counts = {"pages": 1, "requests": 1}
     next_url, ends_phase = page.next_url, False
@@ -173,9 +231,10 @@ def _store_page(
         next_url, ends_phase = cached.next_url or None, cached.ends_phase
     with transaction.atomic():
         relax_commit_durability()  # a page lost to a crash goes with its checkpoint: refetched
-        locked = HarvestRun.objects.select_for_update().get(pk=run.pk)
+        locked = HarvestRun.objects.select_related("source").select_for_update(of=("self",))
+        locked = locked.get(pk=run.pk)
         if locked.cursor != expected or not locked.is_active:
-            return  # another worker already stored this page
+            return None
         if not page.not_modified:
             if phase == ISSUES:
                 stored, skipped, ends_phase = _store_issues(source, page.items)
@@ -201,6 +260,8 @@ def _store_page(
         )
         for name, n in counts.items():
             setattr(locked, name, getattr(locked, name) + n)
+        same_phase = cursor["phase"] == phase
+        locked.reached = (_reached(page, phase) or locked.reached) if same_phase else None
         locked.cursor = cursor
         locked.status = RunStatus.RUNNING
         locked.waiting_until = None
@@ -210,6 +271,14 @@ def _store_page(
         if cursor["phase"] == DONE:
             locked.status, locked.finished_at = RunStatus.DONE, timezone.now()
         locked.save()
+    return locked
+
+
+def _reached(page: Page, phase: str) -> datetime | None:
+    """Where in time the listing has got after this page (see HarvestRun.reached)."""
+    if phase == ISSUES:
+        return min((r.created_at for r in page.items), default=None)
+    return max((r.updated_at or r.created_at for r in page.items if r.created_at), default=None)
 
 
 def _store_issues(source: Source, records: list[IssueRecord]) -> tuple[int, int, bool]:

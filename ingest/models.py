@@ -1,7 +1,10 @@
 """Where issues come from. An Issue is unique by host + owner/repo + number, a Comment by host +
 comment id; a Source is one tracker and date window, harvested by HarvestRuns."""
 
+from datetime import UTC, datetime, time
+
 from django.db import models
+from django.utils import timezone
 
 from ingest.issue_refs import IssueRef
 
@@ -52,10 +55,12 @@ class Issue(models.Model):
     )
 
     class Meta:
+        # The unique index also serves per-repository scans (its leading columns); a separate
+        # (host, owner, repo) index would only tempt the planner into filtering whole repositories
+        # when its statistics are stale, as they are during a first harvest.
         constraints = [
             models.UniqueConstraint(fields=["host", "owner", "repo", "number"], name="issue_unique")
         ]
-        indexes = [models.Index(fields=["host", "owner", "repo"], name="issue_repository")]
 
     def __str__(self) -> str:
         return f"{self.repository}#{self.number}"
@@ -110,7 +115,9 @@ class Source(models.Model):
     token = models.CharField(
         max_length=200,
         blank=True,
-        help_text="API token for this source; empty uses GITHUB_TOKEN / GITEE_TOKEN from the environment.",
+        help_text=(
+            "API token for this source; empty uses GITHUB_TOKEN / GITEE_TOKEN from the environment."
+        ),
     )
     keyword_set = models.ForeignKey(
         KeywordSet,
@@ -118,7 +125,9 @@ class Source(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="sources",
-        help_text="Issues matching these keywords become candidates; empty takes the tracker whole.",
+        help_text=(
+            "Issues matching these keywords become candidates; empty takes the tracker whole."
+        ),
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -135,7 +144,8 @@ class Source(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_host_display()} {self.owner}/{self.repo} {self.created_from}..{self.created_until}"
+        window = f"{self.created_from}..{self.created_until}"
+        return f"{self.get_host_display()} {self.owner}/{self.repo} {window}"
 
     @property
     def repository(self) -> str:
@@ -157,6 +167,9 @@ class PageValidator(models.Model):
             models.UniqueConstraint(fields=["source", "url"], name="page_validator_unique")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.url} (etag {self.etag or 'none'})"
+
 
 class RunStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
@@ -171,7 +184,9 @@ ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING)
 
 
 class HarvestRun(models.Model):
-    """One harvest of a Source. The cursor is the checkpoint: it commits with each page's upserts."""
+    """One harvest of a Source.
+
+    The cursor is the checkpoint: it commits with each page's upserts."""
 
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="runs")
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
@@ -187,6 +202,15 @@ class HarvestRun(models.Model):
     pull_requests_skipped = models.PositiveIntegerField(default=0)
     pages_unchanged = models.PositiveIntegerField(
         default=0, help_text="304 answers to conditional requests."
+    )
+    reached = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text=(
+            "How far the current phase has got: the creation time of the oldest issue stored "
+            "(issues come newest first), or the update time of the latest comment stored "
+            "(comments come oldest first)."
+        ),
     )
     rate_remaining = models.IntegerField(null=True, blank=True)
     rate_reset_at = models.DateTimeField(null=True, blank=True)
@@ -217,6 +241,24 @@ class HarvestRun(models.Model):
     def is_active(self) -> bool:
         return self.status in ACTIVE_STATUSES
 
+    @property
+    def progress(self) -> float:
+        """An estimate in [0, 1]: each phase is half, and within a phase the share of the time
+        span walked so far (listings are ordered by time; no host says how many pages remain)."""
+        phase = self.cursor.get("phase")
+        if self.status == RunStatus.DONE or phase == "done":
+            return 1.0
+        if self.reached is None:
+            return 0.0 if phase != "comments" else 0.5
+        start = datetime.combine(self.source.created_from, time.min, tzinfo=UTC)
+        if phase == "issues":
+            end = datetime.combine(self.source.created_until, time.max, tzinfo=UTC)
+            walked = (end - self.reached) / (end - start)
+            return 0.5 * min(max(walked, 0.0), 1.0)
+        end = self.heartbeat_at or timezone.now()
+        walked = (self.reached - start) / (end - start) if end > start else 1.0
+        return 0.5 + 0.5 * min(max(walked, 0.0), 1.0)
+
 
 class KeywordMatch(models.Model):
     """Which keywords of a set an issue matched; its existence makes the issue a candidate."""
@@ -231,3 +273,6 @@ class KeywordMatch(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["issue", "keyword_set"], name="keyword_match_unique")
         ]
+
+    def __str__(self) -> str:
+        return f"{self.issue_id} matches {', '.join(self.keywords)}"

@@ -1,4 +1,6 @@
-"""The project's copy of the study data is unchanged: SHA256SUMS was taken from the shared original."""
+"""The project's copy of the study data is unchanged.
+
+SHA256SUMS was taken from the shared original."""
 
 import hashlib
 

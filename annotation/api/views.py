@@ -10,7 +10,9 @@ from annotation.selectors import project_agreement
 
 
 class ProjectAgreementApi(APIView):
-    """Fleiss' kappa and Krippendorff's alpha of a project, overall and per group (leads, admins)."""
+    """Fleiss' kappa and Krippendorff's alpha of a project, overall and per group.
+
+    For leads and admins."""
 
     @extend_schema(parameters=[AgreementQuery], responses=AgreementReportOut)
     def get(self, request: Request, slug: str) -> Response:

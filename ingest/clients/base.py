@@ -81,10 +81,10 @@ class ForgeUnavailable(ForgeError):
 class RateLimited(ForgeError):
     """The forge asked us to wait; `wait_seconds` says how long (never hammer)."""
 
-    def __init__(self, message: str, wait_seconds: float, rate: RateState = RateState()) -> None:
+    def __init__(self, message: str, wait_seconds: float, rate: RateState | None = None) -> None:
         super().__init__(message)
         self.wait_seconds = wait_seconds
-        self.rate = rate
+        self.rate = rate or RateState()
 
 
 def parse_time(value: str | None) -> datetime | None:

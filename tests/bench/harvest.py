@@ -17,7 +17,7 @@ import statistics
 import sys
 import time
 
-DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench"
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_harvest"
 REQUEST_SLACK = 1.02
 THROUGHPUT_TARGET = 1_000.0
 
@@ -65,13 +65,14 @@ def main(argv: list[str] | None = None) -> int:
 def _harvest_once(forge) -> dict:
     from datetime import date
 
+    from django.db import connection
+
     from ingest.harvest import harvest_advance, harvest_start
     from ingest.models import Comment, HarvestRun, Issue, Source
 
-    Comment.objects.all().delete()
-    Issue.objects.all().delete()
-    HarvestRun.objects.all().delete()
-    Source.objects.all().delete()
+    with connection.cursor() as cursor:  # this database holds nothing but the harvest's rows
+        tables = ", ".join(m._meta.db_table for m in (Comment, Issue, HarvestRun, Source))
+        cursor.execute(f"TRUNCATE {tables} CASCADE")
     source = Source.objects.create(
         host="github",
         owner="pytorch",

@@ -274,7 +274,8 @@ def peak_rss_mib() -> float:
 def print_table(figures: list[Figure]) -> None:
     print()
     print(
-        f"{'benchmark':<34} {'runs':>4} {'median s':>9} {'min s':>8} {'max s':>8} {'target s':>9}  result"
+        f"{'benchmark':<34} {'runs':>4} {'median s':>9} {'min s':>8} {'max s':>8} "
+        f"{'target s':>9}  result"
     )
     print("-" * 84)
     for f in figures:
@@ -317,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
         cursor.execute("SELECT version()")
         pg_version = cursor.fetchone()[0].split(",")[0]
     print(
-        f"database {db_name} on {pg_version}; Python {sys.version.split()[0]}; {os.cpu_count()} CPU(s)"
+        f"database {db_name} on {pg_version}; "
+        f"Python {sys.version.split()[0]}; {os.cpu_count()} CPU(s)"
     )
 
     taxonomy = load_taxonomy()

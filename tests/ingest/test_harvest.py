@@ -133,7 +133,8 @@ def test_gitee_harvest_keeps_string_ids_and_maps_comments_by_target(db, forge):
     run = harvest(source)
     assert run.status == RunStatus.DONE
     sample = Issue.objects.order_by("created_at").first()
-    assert sample.number.startswith("I") and sample.number.isupper()
+    assert sample.number.startswith("I")
+    assert sample.number.isupper()
     assert sample.created_at.utcoffset().total_seconds() == 0  # +08:00 stamps stored as UTC
     stored_numbers = set(Issue.objects.values_list("number", flat=True))
     expected = [
@@ -187,7 +188,8 @@ def test_persistent_5xx_fail_the_run_with_a_clear_message(db, forge, settings):
     forge.fail_5xx_on = set(range(1, 50))
     run = harvest(github_source())
     assert run.status == RunStatus.FAILED
-    assert "HTTP 502" in run.error and "after 2 retries" in run.error
+    assert "HTTP 502" in run.error
+    assert "after 2 retries" in run.error
 
 
 def test_revoked_token_fails_clearly(db, forge):
@@ -240,7 +242,8 @@ def test_resuming_from_the_checkpoint_gives_no_duplicate_and_no_gap(db, forge):
     run = harvest_start(source=source, enqueue=False)
     harvest_advance(run_id=run.pk, max_pages=2)
     run.refresh_from_db()
-    assert run.status == RunStatus.RUNNING and run.pages == 2
+    assert run.status == RunStatus.RUNNING
+    assert run.pages == 2
     harvest_advance(run_id=run.pk, max_pages=3)
     harvest_advance(run_id=run.pk)
     resumed = snapshot()
@@ -251,10 +254,8 @@ def test_an_expired_cursor_restarts_the_listing(db, forge):
     issues, _ = serve_github(forge, n_issues=250, n_prs=0, comments=0)
     source = github_source()
     run = harvest_start(source=source, enqueue=False)
-    bogus = (
-        forge.github_api
-        + f"/repositories/{forge.github_repo_id('vllm-project', 'vllm')}/issues?per_page=100&after=bm9wZQ"
-    )
+    repo_id = forge.github_repo_id("vllm-project", "vllm")
+    bogus = f"{forge.github_api}/repositories/{repo_id}/issues?per_page=100&after=bm9wZQ"
     HarvestRun.objects.filter(pk=run.pk).update(cursor={"phase": "issues", "url": bogus})
     run = harvest_advance(run_id=run.pk)
     assert run.status == RunStatus.DONE
@@ -278,7 +279,7 @@ def test_one_active_run_per_source(db, forge):
 
 
 def test_keyword_set_marks_candidates_with_the_keywords_found(db, forge):
-    issues, _ = serve_github(forge, n_issues=120, n_prs=0, comments=0)
+    serve_github(forge, n_issues=120, n_prs=0, comments=0)
     keywords = KeywordSet.objects.create(name="pytorch", keywords=["llama", "quantization", "yi"])
     harvest(github_source(keyword_set=keywords))
     matches = KeywordMatch.objects.select_related("issue")
@@ -317,8 +318,20 @@ def test_harvest_command_shows_progress_and_totals(db, forge, capsys):
         "2025-04-30",
     )
     out = capsys.readouterr().out
-    assert "[issues  ] pages" in out
+    assert "] 100% done" in out
+    assert "issues   pages" in out
     assert f"done: {Issue.objects.count()} issues" in out
+
+
+def test_progress_grows_page_by_page_to_one(db, forge):
+    serve_github(forge, n_issues=450, n_prs=0, comments=1)
+    run = harvest_start(source=github_source(), enqueue=False)
+    seen = [run.progress]
+    harvest_advance(run_id=run.pk, on_page=lambda r: seen.append(r.progress))
+    assert seen == sorted(seen)
+    assert seen[0] == 0.0
+    assert 0.0 < seen[2] < 0.5  # a few issue pages in: part of the issues half
+    assert seen[-1] == 1.0
 
 
 def test_harvest_command_rejects_a_malformed_repo(db):

@@ -135,7 +135,7 @@ def test_bad_taxonomy_rows_name_line_and_column_and_write_nothing(
 
 def test_missing_column_is_named(db, tmp_path):
     path = _write(tmp_path, "code,level,name\nA,type,Question\n")
-    with pytest.raises(RowError, match="missing column.*parent"):
+    with pytest.raises(RowError, match=r"missing column.*parent"):
         taxonomy_load(path=path, name="T")
 
 

@@ -31,7 +31,8 @@ class Command(BaseCommand):
                 continue
             self.stdout.write(
                 f"{path}: {report.rows} rows, {report.items_created} new items, "
-                f"{report.annotations_created} new labels, {report.resolutions_created} new resolutions"
+                f"{report.annotations_created} new labels, "
+                f"{report.resolutions_created} new resolutions"
             )
         if failed:
             raise CommandError(f"{failed} of {len(files)} file(s) not imported (see above)")

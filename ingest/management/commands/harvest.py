@@ -1,4 +1,3 @@
-import sys
 import time
 from datetime import date
 
@@ -9,6 +8,8 @@ from concord.errors import ConcordError
 from ingest.clients import RateLimited
 from ingest.harvest import harvest_advance, harvest_start
 from ingest.models import HarvestRun, Host, KeywordSet, RunStatus, Source
+
+BAR_WIDTH = 30
 
 
 class Command(BaseCommand):
@@ -82,14 +83,13 @@ class Command(BaseCommand):
     def _drive(self, run: HarvestRun) -> None:
         while True:
             try:
-                run = harvest_advance(run_id=run.pk, max_pages=1)
+                run = harvest_advance(run_id=run.pk, on_page=self._progress)
             except RateLimited as exc:
                 self._wait(run, exc.wait_seconds)
                 continue
-            self._progress(run)
             if not run.is_active:
                 break
-        sys.stdout.write("\n")
+        self.stdout.write("")
         if run.status == RunStatus.FAILED:
             raise CommandError(f"harvest failed: {run.error}")
         self.stdout.write(
@@ -98,12 +98,15 @@ class Command(BaseCommand):
         )
 
     def _progress(self, run: HarvestRun) -> None:
-        phase = run.cursor.get("phase", "")
-        sys.stdout.write(
-            f"\r[{phase:<8}] pages {run.pages:>5}  issues {run.issues_fetched:>7}  "
-            f"comments {run.comments_fetched:>8}  rate left {run.rate_remaining if run.rate_remaining is not None else '?':>5}"
+        done = round(run.progress * BAR_WIDTH)
+        bar = "#" * done + "." * (BAR_WIDTH - done)
+        self.stdout.write(
+            f"\r[{bar}] {run.progress:4.0%} {run.cursor.get('phase', ''):<8} "
+            f"pages {run.pages:>5}  issues {run.issues_fetched:>7}  "
+            f"comments {run.comments_fetched:>8}  rate left {_or_unknown(run.rate_remaining):>5}",
+            ending="",
         )
-        sys.stdout.flush()
+        self.stdout.flush()
 
     def _wait(self, run: HarvestRun, seconds: float) -> None:
         until = timezone.localtime(timezone.now() + timezone.timedelta(seconds=seconds))
@@ -112,3 +115,7 @@ class Command(BaseCommand):
             f"rate limit (until {until:%H:%M:%S})"
         )
         time.sleep(seconds)
+
+
+def _or_unknown(value) -> str:
+    return "?" if value is None else str(value)

@@ -7,7 +7,10 @@ from ingest.keywords import parse_filter_keywords
 
 
 class Command(BaseCommand):
-    help = "Load keyword sets from the study's filter_keywords file (one set per `<name>_keywords` list)."
+    help = (
+        "Load keyword sets from the study's filter_keywords file "
+        "(one set per `<name>_keywords` list)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
