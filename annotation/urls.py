@@ -5,6 +5,11 @@ from annotation import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
+    path(
+        "projects/<slug:slug>/items/from-source/",
+        views.project_items_from_source_page,
+        name="project-items-from-source",
+    ),
     path("projects/<slug:slug>/agreement/", views.project_agreement_page, name="project-agreement"),
     path(
         "projects/<slug:slug>/agreement/chart.svg",

@@ -1,11 +1,15 @@
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 
 from annotation.access import access_project, projects_of, user_role
 from annotation.charts import kappa_chart
+from annotation.forms import CANDIDATES, ItemsFromSourceForm
+from annotation.intake import project_items_from_source
 from annotation.models import Role
 from annotation.selectors import GROUPINGS, project_agreement
+from concord.errors import ConcordError
 from taxonomy.models import Level
 
 
@@ -22,6 +26,28 @@ def project_detail(request, slug: str):
     stages = dict(project.items.values_list("stage").annotate(n=Count("pk")).order_by())
     context = {"project": project, "role": role, "stages": stages, "total": sum(stages.values())}
     return render(request, "annotation/project_detail.html", context)
+
+
+@login_required
+def project_items_from_source_page(request, slug: str):
+    """Leads and admins add a harvested source's issues (all, or keyword candidates) as items."""
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    form = ItemsFromSourceForm(request.POST or None, initial={"source": request.GET.get("source")})
+    if request.method == "POST" and form.is_valid():
+        source = form.cleaned_data["source"]
+        try:
+            added = project_items_from_source(
+                project=project,
+                source=source,
+                candidates_only=form.cleaned_data["which"] == CANDIDATES,
+            )
+        except ConcordError as exc:
+            form.add_error("which", exc.message)
+        else:
+            messages.success(request, f"Added {added} new items from {source}.")
+            return redirect("project-detail", slug=project.slug)
+    context = {"project": project, "form": form}
+    return render(request, "annotation/project_items_add.html", context)
 
 
 def _agreement_query(request) -> tuple[str, str]:

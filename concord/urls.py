@@ -8,6 +8,7 @@ from concord.auth import ThrottledLoginView
 api = [
     path("", include("taxonomy.api.urls")),
     path("", include("annotation.api.urls")),
+    path("", include("ingest.api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
 ]
@@ -19,5 +20,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include(api)),
     path("taxonomy/", include("taxonomy.urls")),
+    path("ingest/", include("ingest.urls")),
     path("", include("annotation.urls")),
 ]

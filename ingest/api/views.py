@@ -1,0 +1,166 @@
+"""The ingest API, staff only: sources, harvest runs (start, progress, cancel), keyword sets and
+URL-list imports. Every write goes through the same service the pages call."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from concord.errors import ConcordError
+from ingest.access import IsIngestAdmin
+from ingest.api.serializers import (
+    HarvestRunSerializer,
+    KeywordSetSerializer,
+    SourceSerializer,
+    UrlListIn,
+    UrlListReportOut,
+)
+from ingest.candidates import keyword_set_save
+from ingest.harvest import harvest_cancel, harvest_start
+from ingest.importers import UrlImportReport, url_list_import
+from ingest.models import HarvestRun, KeywordSet, RunStatus
+from ingest.selectors import sources_overview
+from ingest.sources import repository_parse, source_create
+
+ErrorOut = inline_serializer(
+    "ErrorOut",
+    {"detail": serializers.CharField(), "where": serializers.DictField(allow_null=True)},
+)
+
+
+class HarvestActive(ConcordError):
+    """A second start while a run is active: the state conflicts, the request was fine."""
+
+    http_status = status.HTTP_409_CONFLICT
+
+
+class SourceViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Trackers and creation-date windows to harvest. The token is write-only."""
+
+    permission_classes = [IsIngestAdmin]
+    serializer_class = SourceSerializer
+
+    def get_queryset(self):
+        return sources_overview()
+
+    def perform_create(self, serializer: SourceSerializer) -> None:
+        data = dict(serializer.validated_data)
+        owner, repo = repository_parse(data.pop("repository"))
+        serializer.instance = source_create(owner=owner, repo=repo, **data)
+
+    @extend_schema(request=None, responses={201: HarvestRunSerializer, 409: ErrorOut})
+    @action(detail=True, methods=["post"])
+    def harvest(self, request: Request, pk=None) -> Response:
+        """Start a harvest; 409 while another run of this source is active."""
+        source = self.get_object()
+        try:
+            run = harvest_start(source=source, user=request.user)
+        except ConcordError as exc:
+            raise HarvestActive(exc.message) from exc
+        return Response(HarvestRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("source", int, description="Only runs of this source."),
+        OpenApiParameter("status", str, enum=RunStatus.values, description="Only this status."),
+    ]
+)
+class HarvestRunViewSet(viewsets.ReadOnlyModelViewSet):
+    """Harvest runs, newest first, with their progress."""
+
+    permission_classes = [IsIngestAdmin]
+    serializer_class = HarvestRunSerializer
+
+    def get_queryset(self):
+        runs = HarvestRun.objects.select_related("source", "started_by").order_by("-created_at")
+        source = self.request.query_params.get("source", "")
+        wanted = self.request.query_params.get("status", "")
+        if source.isdigit():
+            runs = runs.filter(source_id=source)
+        if wanted in RunStatus.values:
+            runs = runs.filter(status=wanted)
+        return runs
+
+    @extend_schema(request=None, responses=HarvestRunSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk=None) -> Response:
+        """Ask the run to stop: a queued or waiting run stops at once, a running one before its
+        next page. Cancelling a finished run changes nothing."""
+        run = self.get_object()
+        harvest_cancel(run=run)
+        run.refresh_from_db()
+        return Response(HarvestRunSerializer(run).data)
+
+
+class KeywordSetViewSet(viewsets.ModelViewSet):
+    """Keyword sets: issues of a source whose title or body contains one become candidates."""
+
+    permission_classes = [IsIngestAdmin]
+    serializer_class = KeywordSetSerializer
+    queryset = KeywordSet.objects.prefetch_related("sources").order_by("name")
+
+    def perform_create(self, serializer: KeywordSetSerializer) -> None:
+        serializer.instance = keyword_set_save(**serializer.validated_data)
+
+    def perform_update(self, serializer: KeywordSetSerializer) -> None:
+        keyword_set, data = serializer.instance, serializer.validated_data
+        if data.get("name", keyword_set.name) != keyword_set.name:
+            keyword_set.name = data["name"]
+            keyword_set.save(update_fields=["name"])
+        serializer.instance = keyword_set_save(
+            name=keyword_set.name,
+            keywords=data.get("keywords", keyword_set.keywords),
+            description=data.get("description", ""),
+        )
+
+
+def report_data(report: UrlImportReport, name: str) -> dict:
+    return {
+        "name": name,
+        "lines": report.lines,
+        "created": report.created,
+        "already_known": report.already_known,
+        "duplicates": report.duplicates,
+        "issue_ids": report.issue_ids,
+        "errors": [{"line": e.where.line, "message": e.message} for e in report.errors],
+    }
+
+
+class UrlListImportApi(APIView):
+    """Import an issue-URL list (one URL per line). Good lines go in, bad lines come back with
+    their line numbers; 400 when no line could be taken."""
+
+    permission_classes = [IsIngestAdmin]
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"application/json": UrlListIn, "multipart/form-data": UrlListIn},
+        responses={200: UrlListReportOut, 400: UrlListReportOut},
+    )
+    def post(self, request: Request) -> Response:
+        data = UrlListIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data.get("file")
+        name = data.validated_data.get("name") or (upload.name if upload else "text")
+        if upload is not None:
+            try:
+                text = upload.read().decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise ConcordError(f"{name} is not UTF-8 text.") from exc
+        else:
+            text = data.validated_data["text"]
+        report = url_list_import(text=text, name=name)
+        if report.lines == 0:
+            raise ConcordError(f"{name} has no issue URLs (one per line).")
+        taken = report.created + report.already_known
+        code = status.HTTP_200_OK if taken else status.HTTP_400_BAD_REQUEST
+        return Response(UrlListReportOut(report_data(report, name)).data, status=code)

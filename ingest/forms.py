@@ -1,0 +1,126 @@
+from django import forms
+
+from concord.errors import ConcordError
+from ingest.keywords import unique_keywords
+from ingest.models import Host, KeywordSet
+from ingest.sources import repository_parse
+
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # the study's largest list is ~60 kB
+
+
+def uploaded_text(upload) -> str:
+    """An uploaded file as text, or a form error saying why not."""
+    if upload.size > MAX_UPLOAD_BYTES:
+        raise forms.ValidationError(
+            f"{upload.name} is {upload.size // 1024} kB; the limit is "
+            f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB."
+        )
+    try:
+        return upload.read().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise forms.ValidationError(f"{upload.name} is not UTF-8 text.") from exc
+
+
+class SourceForm(forms.Form):
+    host = forms.ChoiceField(choices=Host.choices)
+    repository = forms.CharField(
+        max_length=201,
+        help_text="owner/repo, as in the tracker's address, e.g. NVIDIA/Megatron-LM.",
+        widget=forms.TextInput(attrs={"placeholder": "owner/repo", "spellcheck": "false"}),
+    )
+    created_from = forms.DateField(
+        label="Created from",
+        help_text="First creation date to harvest (inclusive, UTC).",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    created_until = forms.DateField(
+        label="Created until",
+        help_text="Last creation date to harvest (inclusive, UTC).",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    token = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="Optional API token for this source; empty uses the server's GITHUB_TOKEN / "
+        "GITEE_TOKEN. It is stored, never shown again.",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+    )
+    keyword_set = forms.ModelChoiceField(
+        queryset=KeywordSet.objects.order_by("name"),
+        required=False,
+        empty_label="None: every issue is a candidate",
+        help_text="Issues containing one of its keywords become candidates.",
+    )
+
+    def clean_repository(self) -> tuple[str, str]:
+        try:
+            return repository_parse(self.cleaned_data["repository"])
+        except ConcordError as exc:
+            raise forms.ValidationError(exc.message) from exc
+
+    def clean(self) -> dict:
+        data = super().clean()
+        start, end = data.get("created_from"), data.get("created_until")
+        if start and end and start > end:
+            self.add_error("created_until", f"The window must not end before it starts ({start}).")
+        return data
+
+
+class KeywordSetForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="e.g. pytorch.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    keywords = forms.CharField(
+        required=False,  # clean_keywords says what is missing
+        widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}),
+        help_text="One keyword or phrase per line; case does not matter, repeats are dropped.",
+    )
+
+    def __init__(self, *args, keyword_set: KeywordSet | None = None, **kwargs) -> None:
+        self.keyword_set = keyword_set
+        if keyword_set is not None:
+            kwargs.setdefault(
+                "initial",
+                {
+                    "name": keyword_set.name,
+                    "description": keyword_set.description,
+                    "keywords": "\n".join(keyword_set.keywords),
+                },
+            )
+        super().__init__(*args, **kwargs)
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        taken = KeywordSet.objects.filter(name=name)
+        if self.keyword_set is not None:
+            taken = taken.exclude(pk=self.keyword_set.pk)
+        if taken.exists():
+            raise forms.ValidationError(f"There is already a keyword set named {name!r}.")
+        return name
+
+    def clean_keywords(self) -> list[str]:
+        keywords = unique_keywords(self.cleaned_data["keywords"].splitlines())
+        if not keywords:
+            raise forms.ValidationError("Give at least one keyword.")
+        return keywords
+
+
+class KeywordFileForm(forms.Form):
+    file = forms.FileField(
+        label="filter_keywords file",
+        help_text="The study's file: Python lists named <framework>_keywords; one set each.",
+    )
+
+    def clean_file(self) -> str:
+        return uploaded_text(self.cleaned_data["file"])
+
+
+class UrlListForm(forms.Form):
+    file = forms.FileField(
+        label="URL list",
+        help_text="A text file with one GitHub or Gitee issue URL per line, like the study's "
+        "issue-lists/*.txt. Blank lines and lines starting with # are skipped.",
+    )
+
+    def clean_file(self) -> tuple[str, str]:
+        upload = self.cleaned_data["file"]
+        return upload.name, uploaded_text(upload)

@@ -1,0 +1,102 @@
+"""Reads for the ingest pages and API: sources with their last run, and a run's progress."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from django.db.models import Count, IntegerField, Min, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from ingest.harvest import window
+from ingest.models import HarvestRun, Issue, RunStatus, Source
+
+
+def sources_overview() -> QuerySet[Source]:
+    """Every source with its stored issue count and its last run's status and counts."""
+    last = HarvestRun.objects.filter(source=OuterRef("pk")).order_by("-created_at", "-pk")
+    issues = (
+        Issue.objects.filter(source=OuterRef("pk"))
+        .order_by()
+        .values("source")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return (
+        Source.objects.select_related("keyword_set")
+        .annotate(
+            n_issues=Coalesce(Subquery(issues, output_field=IntegerField()), Value(0)),
+            last_run_id=Subquery(last.values("pk")[:1]),
+            last_run_status=Subquery(last.values("status")[:1]),
+            last_run_issues=Subquery(last.values("issues_fetched")[:1]),
+            last_run_comments=Subquery(last.values("comments_fetched")[:1]),
+            last_run_at=Subquery(last.values("created_at")[:1]),
+        )
+        .order_by("host", "owner", "repo", "created_from", "pk")
+    )
+
+
+def duration_words(delta: timedelta) -> str:
+    minutes = round(delta.total_seconds() / 60)
+    if delta.total_seconds() < 60:
+        return "less than a minute"
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+def _clock(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%H:%M UTC")
+
+
+def rate_limit_words(run: HarvestRun, *, now: datetime | None = None) -> str:
+    """The run's rate-limit state as a sentence, e.g. 'waiting 14 min for the GitHub limit to
+    reset (at 13:05 UTC)'."""
+    now = now or timezone.now()
+    host = run.source.get_host_display()
+    if run.status == RunStatus.WAITING and run.waiting_until:
+        if run.waiting_until <= now:
+            return f"the wait for the {host} limit is over; the harvest continues shortly"
+        left = duration_words(run.waiting_until - now)
+        return f"waiting {left} for the {host} limit to reset (at {_clock(run.waiting_until)})"
+    if run.rate_remaining is None:
+        return f"no answer from {host} yet, so no rate-limit information"
+    sentence = f"{run.rate_remaining} {host} requests left"
+    if run.rate_reset_at and run.rate_reset_at > now:
+        sentence += f" until the limit resets in {duration_words(run.rate_reset_at - now)}"
+    return sentence if run.is_active else f"when the run stopped: {sentence}"
+
+
+def _progress(run: HarvestRun, phase: str) -> tuple[float | None, str]:
+    """How far the run is, as a fraction (None: unknown) and in words.
+
+    The listing is newest first, so while issues come in, the oldest one stored so far says how
+    much of the creation window is covered. Comments have no known total.
+    """
+    if run.status == RunStatus.DONE or phase == "done":
+        return 1.0, "Issues and comments harvested."
+    if phase == "comments":
+        return None, "Step 2 of 2: comments on the harvested issues."
+    start, end = window(run.source)
+    oldest = Issue.objects.filter(source=run.source, fetched_at__gte=run.created_at).aggregate(
+        oldest=Min("created_at")
+    )["oldest"]
+    if oldest is None:
+        return 0.0, "Step 1 of 2: issues, newest first."
+    covered = min(max((end - oldest) / (end - start), 0.0), 1.0)
+    return covered, (
+        f"Step 1 of 2: issues created back to {oldest:%Y-%m-%d} "
+        f"({covered:.0%} of the window {run.source.created_from}..{run.source.created_until})."
+    )
+
+
+def run_progress(run: HarvestRun, *, now: datetime | None = None) -> dict:
+    """Everything the progress page shows, as plain values (the API returns the same)."""
+    phase = run.cursor.get("phase", "issues") if isinstance(run.cursor, dict) else "issues"
+    fraction, step = _progress(run, phase)
+    return {
+        "phase": phase,
+        "fraction": fraction,
+        "step": step,
+        "rate_limit": rate_limit_words(run, now=now),
+    }

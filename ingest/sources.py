@@ -1,0 +1,57 @@
+"""Creating sources; the owner/repo check shared by the page form and the API."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from django.db import IntegrityError, transaction
+
+from concord.errors import ConcordError
+from ingest.models import KeywordSet, Source
+
+REPOSITORY = re.compile(r"^(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)$")
+
+
+def repository_parse(text: str) -> tuple[str, str]:
+    """'owner/repo' -> (owner, repo); anything else raises ConcordError saying what is expected."""
+    match = REPOSITORY.match(text.strip().removesuffix("/"))
+    if match is None or match["repo"] in (".", ".."):
+        raise ConcordError(
+            f"{text.strip()!r} is not a repository: "
+            "write it as owner/repo, e.g. NVIDIA/Megatron-LM."
+        )
+    return match["owner"], match["repo"]
+
+
+def source_create(
+    *,
+    host: str,
+    owner: str,
+    repo: str,
+    created_from: date,
+    created_until: date,
+    token: str = "",
+    keyword_set: KeywordSet | None = None,
+) -> Source:
+    """A new source; the same tracker and window twice, or a window ending before it starts, is
+    refused with a message (both are also database constraints)."""
+    if created_from > created_until:
+        raise ConcordError(
+            f"The window starts on {created_from} but ends earlier, on {created_until}."
+        )
+    try:
+        with transaction.atomic():
+            return Source.objects.create(
+                host=host,
+                owner=owner,
+                repo=repo,
+                created_from=created_from,
+                created_until=created_until,
+                token=token,
+                keyword_set=keyword_set,
+            )
+    except IntegrityError as exc:
+        raise ConcordError(
+            f"{owner}/{repo} on {host} is already a source for {created_from}..{created_until}."
+        ) from exc

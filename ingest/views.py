@@ -1,0 +1,164 @@
+"""Ingest pages, for site staff: sources and their harvests, keyword sets, URL-list uploads.
+Each view checks access, calls one service, and shows a ConcordError's message beside the form."""
+
+from __future__ import annotations
+
+import re
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from concord.errors import ConcordError, Where
+from ingest.access import ingest_admin_required
+from ingest.candidates import keyword_set_save, keyword_sets_save
+from ingest.forms import KeywordFileForm, KeywordSetForm, SourceForm, UrlListForm
+from ingest.harvest import harvest_cancel, harvest_start
+from ingest.importers import url_list_import
+from ingest.keywords import parse_filter_keywords
+from ingest.models import HarvestRun, KeywordSet, Source
+from ingest.selectors import run_progress, sources_overview
+from ingest.sources import source_create
+
+SOURCES_PER_PAGE = 25
+RUNS_SHOWN = 50
+
+
+@ingest_admin_required
+def source_list(request):
+    page = Paginator(sources_overview(), SOURCES_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "ingest/source_list.html", {"page": page})
+
+
+@ingest_admin_required
+def source_create_page(request):
+    form = SourceForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        owner, repo = data.pop("repository")
+        try:
+            source = source_create(owner=owner, repo=repo, **data)
+        except ConcordError as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.success(request, f"Source {source} added.")
+            return redirect("ingest-source-detail", pk=source.pk)
+    return render(request, "ingest/source_form.html", {"form": form})
+
+
+@ingest_admin_required
+def source_detail(request, pk: int):
+    source = get_object_or_404(Source.objects.select_related("keyword_set"), pk=pk)
+    runs = source.runs.select_related("started_by")[:RUNS_SHOWN]
+    context = {"source": source, "runs": runs, "n_issues": source.issues.count()}
+    return render(request, "ingest/source_detail.html", context)
+
+
+@require_POST
+@ingest_admin_required
+def source_harvest(request, pk: int):
+    source = get_object_or_404(Source, pk=pk)
+    try:
+        run = harvest_start(source=source, user=request.user)
+    except ConcordError as exc:
+        messages.error(request, exc.message)
+        return redirect("ingest-source-detail", pk=source.pk)
+    return redirect("ingest-run-detail", pk=run.pk)
+
+
+@ingest_admin_required
+def run_detail(request, pk: int):
+    run = get_object_or_404(HarvestRun.objects.select_related("source", "started_by"), pk=pk)
+    return render(request, "ingest/run_detail.html", {"run": run, "progress": run_progress(run)})
+
+
+@require_POST
+@ingest_admin_required
+def run_cancel(request, pk: int):
+    run = get_object_or_404(HarvestRun, pk=pk)
+    if run.is_active:
+        harvest_cancel(run=run)
+        messages.info(request, "Cancel requested: the run stops before its next page.")
+    else:
+        messages.info(request, f"Run {run.pk} had already finished ({run.get_status_display()}).")
+    return redirect("ingest-run-detail", pk=run.pk)
+
+
+@ingest_admin_required
+def keyword_set_list(request):
+    keyword_sets = KeywordSet.objects.order_by("name")
+    context = {"keyword_sets": keyword_sets, "import_form": KeywordFileForm(), "problems": []}
+    if request.method == "POST":
+        form = KeywordFileForm(request.POST, request.FILES)
+        context["import_form"] = form
+        if form.is_valid():
+            name = request.FILES["file"].name
+            try:
+                saved = keyword_sets_save(keyword_file_parse(form.cleaned_data["file"], name))
+            except ConcordError as exc:
+                context["problems"] = [exc]
+            else:
+                summary = ", ".join(f"{n} ({count} keywords)" for n, count in saved.items())
+                messages.success(request, f"Imported {len(saved)} keyword sets: {summary}.")
+                return redirect("ingest-keyword-sets")
+    return render(request, "ingest/keyword_set_list.html", context)
+
+
+_LINE_IN_MESSAGE = re.compile(r"\bon line (\d+)")
+
+
+def keyword_file_parse(text: str, name: str) -> dict[str, list[str]]:
+    """parse_filter_keywords, with its errors as ConcordErrors naming the file and line."""
+    try:
+        sets = parse_filter_keywords(text)
+    except SyntaxError as exc:
+        raise ConcordError(f"not Python list syntax: {exc.msg}", Where(name, exc.lineno)) from exc
+    except ValueError as exc:  # ast.literal_eval says "... on line N: ..."
+        found = _LINE_IN_MESSAGE.search(str(exc))
+        line = int(found.group(1)) if found else None
+        raise ConcordError(
+            "a keyword list may hold only quoted words and phrases", Where(name, line)
+        ) from exc
+    if not sets:
+        raise ConcordError("no `<framework>_keywords = [...]` lists found", Where(name))
+    return sets
+
+
+@ingest_admin_required
+def keyword_set_edit(request, pk: int | None = None):
+    keyword_set = get_object_or_404(KeywordSet, pk=pk) if pk is not None else None
+    form = KeywordSetForm(request.POST or None, keyword_set=keyword_set)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        if keyword_set is not None and keyword_set.name != data["name"]:
+            keyword_set.name = data["name"]
+            keyword_set.save(update_fields=["name"])
+        saved = keyword_set_save(
+            name=data["name"], keywords=data["keywords"], description=data["description"]
+        )
+        messages.success(
+            request, f"Keyword set {saved.name} saved: {len(saved.keywords)} keywords."
+        )
+        return redirect("ingest-keyword-sets")
+    return render(
+        request, "ingest/keyword_set_form.html", {"form": form, "keyword_set": keyword_set}
+    )
+
+
+@ingest_admin_required
+def url_list_upload(request):
+    form = UrlListForm(request.POST or None, request.FILES or None)
+    report = name = None
+    if request.method == "POST" and form.is_valid():
+        name, text = form.cleaned_data["file"]
+        report = url_list_import(text=text, name=name)
+    context = {
+        "form": form,
+        "report": report,
+        "name": name,
+        # Without a broker, url_list_import leaves details to the command (see its comment).
+        "details_in_background": not settings.CELERY_TASK_ALWAYS_EAGER,
+    }
+    return render(request, "ingest/url_list_upload.html", context)
