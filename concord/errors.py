@@ -56,6 +56,12 @@ class NotFound(ConcordError):
     http_status = status.HTTP_404_NOT_FOUND
 
 
+class Conflict(ConcordError):
+    """The request was fine but the state forbids it now (e.g. a run is already active)."""
+
+    http_status = status.HTTP_409_CONFLICT
+
+
 def api_exception_handler(exc, context):
     """Turn a ConcordError into `{"detail", "where"}`; everything else goes to DRF's handler."""
     if isinstance(exc, ConcordError):

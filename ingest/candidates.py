@@ -24,15 +24,28 @@ def keyword_sets_save(sets: Mapping[str, Iterable[str]]) -> dict[str, int]:
 
 
 @transaction.atomic
-def keyword_set_save(*, name: str, keywords: Iterable[str], description: str = "") -> KeywordSet:
+def keyword_set_save(
+    *,
+    name: str,
+    keywords: Iterable[str],
+    description: str | None = None,
+    keyword_set: KeywordSet | None = None,
+) -> KeywordSet:
+    """Create the set `name`, or update `keyword_set` (or the set called `name`): rename it, replace
+    its keywords, and set its description unless it is None. Changed keywords re-mark candidates."""
     cleaned = unique_keywords(keywords)
-    keyword_set, created = KeywordSet.objects.get_or_create(
-        name=name, defaults={"keywords": cleaned, "description": description}
-    )
-    if not created and (keyword_set.keywords != cleaned or description):
-        keyword_set.keywords = cleaned
-        keyword_set.description = description or keyword_set.description
-        keyword_set.save()
+    if keyword_set is None:
+        keyword_set, created = KeywordSet.objects.get_or_create(
+            name=name, defaults={"keywords": cleaned, "description": description or ""}
+        )
+        if created:
+            return keyword_set
+    keywords_changed = keyword_set.keywords != cleaned
+    keyword_set.name, keyword_set.keywords = name, cleaned
+    if description is not None:
+        keyword_set.description = description
+    keyword_set.save()
+    if keywords_changed:
         candidates_mark(
             keyword_set=keyword_set, issues=Issue.objects.filter(source__keyword_set=keyword_set)
         )

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from concord.db import refresh_planner_statistics, relax_commit_durability, upsert
-from concord.errors import ConcordError
+from concord.errors import Conflict
 from ingest.candidates import candidates_mark
 from ingest.clients import (
     CommentRecord,
@@ -89,7 +89,7 @@ def harvest_start(*, source: Source, user=None, enqueue: bool = True) -> Harvest
         Source.objects.select_for_update().get(pk=source.pk)
         active = source.runs.filter(status__in=ACTIVE_STATUSES).first()
         if active is not None:
-            raise ConcordError(
+            raise Conflict(
                 f"{source} is already being harvested (run {active.pk}, {active.status})."
             )
         run = HarvestRun.objects.create(

@@ -12,6 +12,8 @@ import ast
 import re
 from collections.abc import Iterable
 
+from concord.errors import ConcordError, Where
+
 KEYWORD_LIST_SUFFIX = "_keywords"
 
 
@@ -48,19 +50,39 @@ def keywords_found(
     return found
 
 
-def parse_filter_keywords(text: str) -> dict[str, list[str]]:
+def parse_filter_keywords(text: str, name: str = "filter_keywords") -> dict[str, list[str]]:
     """The study's `filter_keywords` file: Python-literal lists named `<framework>_keywords`.
 
-    Parsed with `ast` (never executed). Returns framework name -> keywords without repeats.
+    Parsed with `ast` (never executed). Returns framework name -> keywords without repeats;
+    a ConcordError naming file `name` and line when the text is not such a file.
     """
-    tree = ast.parse(text)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise ConcordError(f"not Python list syntax: {exc.msg}", Where(name, exc.lineno)) from exc
     sets: dict[str, list[str]] = {}
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
             continue
         target = node.targets[0]
         if isinstance(target, ast.Name) and target.id.endswith(KEYWORD_LIST_SUFFIX):
-            values = ast.literal_eval(node.value)
+            try:
+                values = ast.literal_eval(node.value)
+            except ValueError as exc:
+                raise ConcordError(
+                    f"{target.id} may hold only quoted words and phrases",
+                    Where(name, _first_non_literal(node.value).lineno),
+                ) from exc
             if isinstance(values, list | tuple):
                 sets[target.id.removesuffix(KEYWORD_LIST_SUFFIX)] = unique_keywords(values)
+    if not sets:
+        raise ConcordError("no `<framework>_keywords = [...]` lists found", Where(name))
     return sets
+
+
+def _first_non_literal(node: ast.expr) -> ast.expr:
+    """The element that made literal_eval refuse a list: where to point the user."""
+    for child in ast.walk(node):
+        if not isinstance(child, ast.List | ast.Tuple | ast.Constant | ast.expr_context):
+            return child
+    return node

@@ -3,15 +3,13 @@ Each view checks access, calls one service, and shows a ConcordError's message b
 
 from __future__ import annotations
 
-import re
-
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from concord.errors import ConcordError, Where
+from concord.errors import ConcordError
 from ingest.access import ingest_admin_required
 from ingest.candidates import keyword_set_save, keyword_sets_save
 from ingest.forms import KeywordFileForm, KeywordSetForm, SourceForm, UrlListForm
@@ -96,7 +94,7 @@ def keyword_set_list(request):
         if form.is_valid():
             name = request.FILES["file"].name
             try:
-                saved = keyword_sets_save(keyword_file_parse(form.cleaned_data["file"], name))
+                saved = keyword_sets_save(parse_filter_keywords(form.cleaned_data["file"], name))
             except ConcordError as exc:
                 context["problems"] = [exc]
             else:
@@ -106,37 +104,17 @@ def keyword_set_list(request):
     return render(request, "ingest/keyword_set_list.html", context)
 
 
-_LINE_IN_MESSAGE = re.compile(r"\bon line (\d+)")
-
-
-def keyword_file_parse(text: str, name: str) -> dict[str, list[str]]:
-    """parse_filter_keywords, with its errors as ConcordErrors naming the file and line."""
-    try:
-        sets = parse_filter_keywords(text)
-    except SyntaxError as exc:
-        raise ConcordError(f"not Python list syntax: {exc.msg}", Where(name, exc.lineno)) from exc
-    except ValueError as exc:  # ast.literal_eval says "... on line N: ..."
-        found = _LINE_IN_MESSAGE.search(str(exc))
-        line = int(found.group(1)) if found else None
-        raise ConcordError(
-            "a keyword list may hold only quoted words and phrases", Where(name, line)
-        ) from exc
-    if not sets:
-        raise ConcordError("no `<framework>_keywords = [...]` lists found", Where(name))
-    return sets
-
-
 @ingest_admin_required
 def keyword_set_edit(request, pk: int | None = None):
     keyword_set = get_object_or_404(KeywordSet, pk=pk) if pk is not None else None
     form = KeywordSetForm(request.POST or None, keyword_set=keyword_set)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        if keyword_set is not None and keyword_set.name != data["name"]:
-            keyword_set.name = data["name"]
-            keyword_set.save(update_fields=["name"])
         saved = keyword_set_save(
-            name=data["name"], keywords=data["keywords"], description=data["description"]
+            name=data["name"],
+            keywords=data["keywords"],
+            description=data["description"],
+            keyword_set=keyword_set,
         )
         messages.success(
             request, f"Keyword set {saved.name} saved: {len(saved.keywords)} keywords."

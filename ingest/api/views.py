@@ -31,12 +31,6 @@ ErrorOut = inline_serializer(
 )
 
 
-class HarvestActive(ConcordError):
-    """A second start while a run is active: the state conflicts, the request was fine."""
-
-    http_status = status.HTTP_409_CONFLICT
-
-
 class SourceViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -60,11 +54,7 @@ class SourceViewSet(
     @action(detail=True, methods=["post"])
     def harvest(self, request: Request, pk=None) -> Response:
         """Start a harvest; 409 while another run of this source is active."""
-        source = self.get_object()
-        try:
-            run = harvest_start(source=source, user=request.user)
-        except ConcordError as exc:
-            raise HarvestActive(exc.message) from exc
+        run = harvest_start(source=self.get_object(), user=request.user)
         return Response(HarvestRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
@@ -113,13 +103,11 @@ class KeywordSetViewSet(viewsets.ModelViewSet):
 
     def perform_update(self, serializer: KeywordSetSerializer) -> None:
         keyword_set, data = serializer.instance, serializer.validated_data
-        if data.get("name", keyword_set.name) != keyword_set.name:
-            keyword_set.name = data["name"]
-            keyword_set.save(update_fields=["name"])
         serializer.instance = keyword_set_save(
-            name=keyword_set.name,
+            name=data.get("name", keyword_set.name),
             keywords=data.get("keywords", keyword_set.keywords),
-            description=data.get("description", ""),
+            description=data.get("description"),
+            keyword_set=keyword_set,
         )
 
 

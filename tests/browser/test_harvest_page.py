@@ -9,7 +9,6 @@ later state by polling.
 from __future__ import annotations
 
 import re
-import uuid
 
 import pytest
 from django.db import connection
@@ -18,7 +17,7 @@ from playwright.sync_api import Page, expect
 from ingest.models import HarvestRun, Issue, RunStatus
 from tests.browser.test_pages import collect_errors, sign_in
 from tests.fakes.forge import FakeForge, make_github_issues
-from tests.ingest.test_worker_kill import Workers
+from tests.workers import worker_pool
 
 pytestmark = pytest.mark.browser
 
@@ -42,19 +41,10 @@ def staff(personas):
 
 @pytest.fixture
 def workers(forge, redis_required, live_server, tmp_path):
-    """Celery workers on a queue of this test's own; tasks from this process go there too."""
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL shared between the live server and the worker process")
-    from concord import celery_app
-
-    queue = f"concord-test-{uuid.uuid4().hex[:8]}"
-    previous = celery_app.conf.task_default_queue
-    # The app reads Django settings under the CELERY_ namespace; that key is the one `delay` sees.
-    celery_app.conf.CELERY_TASK_DEFAULT_QUEUE = queue
-    pool = Workers(forge, queue, tmp_path)
-    yield pool
-    pool.stop_all()
-    celery_app.conf.CELERY_TASK_DEFAULT_QUEUE = previous
+    with worker_pool(forge, tmp_path) as pool:
+        yield pool
 
 
 def test_staff_adds_a_source_and_watches_the_harvest_finish(page, staff, forge, workers):

@@ -87,3 +87,25 @@ def test_editing_a_set_re_marks_its_sources_issues(db):
     assert KeywordMatch.objects.get(issue=issue).keywords == ["quantization"]
     keyword_set_save(name="pytorch", keywords=["mixtral"])
     assert not KeywordMatch.objects.filter(issue=issue).exists()
+
+
+def test_a_set_can_be_renamed_and_its_description_cleared(db):
+    from ingest.candidates import keyword_set_save
+
+    original = keyword_set_save(name="torch", keywords=["llm"], description="first draft")
+    renamed = keyword_set_save(
+        name="pytorch", keywords=["llm"], description="", keyword_set=original
+    )
+    assert renamed.pk == original.pk
+    assert (renamed.name, renamed.description) == ("pytorch", "")
+    again = keyword_set_save(name="pytorch", keywords=["llm", "gpt"])  # by name, text kept
+    assert (again.pk, again.keywords, again.description) == (original.pk, ["llm", "gpt"], "")
+
+
+def test_a_keyword_file_error_names_the_file_and_line():
+    from concord.errors import ConcordError
+
+    with pytest.raises(ConcordError, match=r"kw\.py, line 3: vllm_keywords may hold only"):
+        parse_filter_keywords("vllm_keywords = [\n  'a',\n  print('b'),\n]\n", "kw.py")
+    with pytest.raises(ConcordError, match=r"kw\.py: no `<framework>_keywords"):
+        parse_filter_keywords("x = 1\n", "kw.py")

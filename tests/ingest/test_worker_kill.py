@@ -3,22 +3,18 @@ the database ends up exactly as after a clean run."""
 
 import os
 import signal
-import subprocess
-import sys
 import time
-import uuid
 from datetime import date
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
-from concord import celery_app
 from ingest.harvest import harvest_start
 from ingest.models import HarvestRun, RunStatus, Source
 from tests.fakes.forge import make_github_issues
 from tests.ingest.test_harvest import clean_run_snapshot, snapshot
+from tests.workers import worker_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,68 +29,12 @@ def wait_for(condition, timeout: float, what: str):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-class Workers:
-    """Start and kill worker processes bound to this test's database, queue and fake forge."""
-
-    def __init__(self, forge, queue: str, logs: Path):
-        db = connection.settings_dict
-        self.env = {
-            **os.environ,
-            "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-            "CELERY_QUEUE": queue,
-            "SECRET_KEY": settings.SECRET_KEY,
-            "GITHUB_API_URL": forge.github_api,
-            "HARVEST_PAGES_PER_TASK": "3",
-            "HARVEST_STALE_SECONDS": "2",
-            "HARVEST_BACKOFF_SECONDS": "0.01",
-        }
-        self.queue, self.logs, self.processes = queue, logs, []
-
-    def start(self) -> subprocess.Popen:
-        log = (self.logs / f"worker{len(self.processes)}.log").open("w")
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "concord",
-                "worker",
-                "--pool",
-                "solo",
-                "--queues",
-                self.queue,
-                "--loglevel",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-            ],
-            cwd=ROOT,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        self.processes.append(process)
-        return process
-
-    def stop_all(self):
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()
-                process.wait(timeout=30)
-
-
 @pytest.fixture
 def workers(forge, redis_required, transactional_db, tmp_path):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL shared between this test and the worker processes")
-    queue = f"concord-test-{uuid.uuid4().hex[:8]}"
-    previous = celery_app.conf.task_default_queue
-    celery_app.conf.task_default_queue = queue
-    pool = Workers(forge, queue, tmp_path)
-    yield pool
-    pool.stop_all()
-    celery_app.conf.task_default_queue = previous
+    with worker_pool(forge, tmp_path) as pool:
+        yield pool
 
 
 @pytest.mark.worker

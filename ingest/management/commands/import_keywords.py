@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from concord.errors import ConcordError
 from ingest.candidates import keyword_sets_save
 from ingest.keywords import parse_filter_keywords
 
@@ -17,10 +18,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, file: Path, **options):
         try:
-            sets = parse_filter_keywords(file.read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError) as exc:
-            raise CommandError(f"{file}: not a keyword file ({exc})") from exc
-        if not sets:
-            raise CommandError(f"{file}: no `<name>_keywords = [...]` lists found")
+            sets = parse_filter_keywords(file.read_text(encoding="utf-8"), str(file))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"{file}: cannot read it ({exc})") from exc
+        except ConcordError as exc:
+            raise CommandError(str(exc)) from exc
         for name, count in keyword_sets_save(sets).items():
             self.stdout.write(f"keyword set {name!r}: {count} keywords")

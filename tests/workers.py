@@ -1,0 +1,84 @@
+"""Real Celery worker processes for tests: bound to the test's database, a queue of the test's own
+and the fake forge, so no other worker on this Redis takes their tasks."""
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+from concord import celery_app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Workers:
+    """Start and kill worker processes bound to this test's database, queue and fake forge."""
+
+    def __init__(self, forge, queue: str, logs: Path):
+        db = connection.settings_dict
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+            "CELERY_QUEUE": queue,
+            "SECRET_KEY": settings.SECRET_KEY,
+            "GITHUB_API_URL": forge.github_api,
+            "HARVEST_PAGES_PER_TASK": "3",
+            "HARVEST_STALE_SECONDS": "2",
+            "HARVEST_BACKOFF_SECONDS": "0.01",
+        }
+        self.queue, self.logs, self.processes = queue, logs, []
+
+    def start(self) -> subprocess.Popen:
+        log = (self.logs / f"worker{len(self.processes)}.log").open("w")
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "concord",
+                "worker",
+                "--pool",
+                "solo",
+                "--queues",
+                self.queue,
+                "--loglevel",
+                "INFO",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        self.processes.append(process)
+        return process
+
+    def stop_all(self):
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)
+
+
+@contextmanager
+def worker_pool(forge, logs: Path) -> Iterator[Workers]:
+    """Workers on a fresh queue; tasks this process sends go to that queue while it is open."""
+    queue = f"concord-test-{uuid.uuid4().hex[:8]}"
+    # The app reads Django settings under the CELERY_ namespace: that key is the one `delay` sees
+    # (`conf.task_default_queue` would be silently ignored).
+    previous = celery_app.conf.CELERY_TASK_DEFAULT_QUEUE
+    celery_app.conf.CELERY_TASK_DEFAULT_QUEUE = queue
+    pool = Workers(forge, queue, logs)
+    try:
+        yield pool
+    finally:
+        pool.stop_all()
+        celery_app.conf.CELERY_TASK_DEFAULT_QUEUE = previous
