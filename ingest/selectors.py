@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count, IntegerField, Min, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ingest.harvest import window
 from ingest.models import HarvestRun, Issue, RunStatus, Source
 
 
@@ -67,26 +66,22 @@ def rate_limit_words(run: HarvestRun, *, now: datetime | None = None) -> str:
     return sentence if run.is_active else f"when the run stopped: {sentence}"
 
 
-def _progress(run: HarvestRun, phase: str) -> tuple[float | None, str]:
-    """How far the run is, as a fraction (None: unknown) and in words.
-
-    The listing is newest first, so while issues come in, the oldest one stored so far says how
-    much of the creation window is covered. Comments have no known total.
-    """
+def _progress(run: HarvestRun, phase: str) -> tuple[float, str]:
+    """How far the run is (HarvestRun.progress, an estimate from where in time the listing has
+    got), and the same in words."""
     if run.status == RunStatus.DONE or phase == "done":
         return 1.0, "Issues and comments harvested."
     if phase == "comments":
-        return None, "Step 2 of 2: comments on the harvested issues."
-    start, end = window(run.source)
-    oldest = Issue.objects.filter(source=run.source, fetched_at__gte=run.created_at).aggregate(
-        oldest=Min("created_at")
-    )["oldest"]
-    if oldest is None:
+        step = "Step 2 of 2: comments on the harvested issues"
+        if run.reached:
+            step += f", those updated up to {run.reached:%Y-%m-%d} so far"
+        return run.progress, step + "."
+    if run.reached is None:
         return 0.0, "Step 1 of 2: issues, newest first."
-    covered = min(max((end - oldest) / (end - start), 0.0), 1.0)
-    return covered, (
-        f"Step 1 of 2: issues created back to {oldest:%Y-%m-%d} "
-        f"({covered:.0%} of the window {run.source.created_from}..{run.source.created_until})."
+    return run.progress, (
+        f"Step 1 of 2: issues created back to {run.reached:%Y-%m-%d} "
+        f"({2 * run.progress:.0%} of the window "
+        f"{run.source.created_from}..{run.source.created_until})."
     )
 
 

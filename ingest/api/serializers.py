@@ -109,7 +109,7 @@ class HarvestRunSerializer(serializers.ModelSerializer):
             "type": "object",
             "properties": {
                 "phase": {"type": "string", "enum": ["issues", "comments", "done"]},
-                "fraction": {"type": "number", "nullable": True},
+                "fraction": {"type": "number", "minimum": 0, "maximum": 1},
                 "step": {"type": "string"},
                 "rate_limit": {"type": "string"},
             },

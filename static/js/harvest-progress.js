@@ -22,11 +22,7 @@
     });
     var status = root.querySelector('[data-field="status_label"]');
     status.className = "status status-" + run.status;
-    if (run.progress.fraction === null) {
-      if (run.is_active) { bar.removeAttribute("value"); } else { bar.value = 0; }
-    } else {
-      bar.value = run.progress.fraction;
-    }
+    bar.value = run.progress.fraction;
     root.dataset.active = run.is_active ? "true" : "false";
     root.dataset.status = run.status;
     if (!run.is_active) {
