@@ -12,14 +12,14 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.models import Annotation, Item, Membership, Method, Project, Resolution, Role
+from annotation.consensus import resolution_method
+from annotation.models import Annotation, Item, Membership, Project, Resolution, Role
 from annotation.services import item_stage, items_recount
 from concord.errors import ConcordError, RowError
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
@@ -149,15 +149,6 @@ def _parse_row(record, header, codes, name, line, errors) -> StudyRow | None:
             errors.append(RowError(name, line, title.strip(), f"unknown taxonomy code {code!r}"))
         nodes.append(codes.get(code) if code else None)
     return StudyRow(line, ref, tuple(nodes[:-1]), nodes[-1])
-
-
-def resolution_method(labels: list[int], final: int) -> str:
-    """Unanimous if every label is the final one, majority if it is (one of) the most common."""
-    if labels and all(label == final for label in labels):
-        return Method.UNANIMOUS
-    counts = Counter(labels)
-    top = max(counts.values(), default=0)
-    return Method.MAJORITY if counts.get(final, 0) == top and top > 0 else Method.LEAD
 
 
 @transaction.atomic

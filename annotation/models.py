@@ -24,10 +24,27 @@ class Stage(models.TextChoices):
     FINAL = "final", "Final"
 
 
+# Stages in which an item's labels are no longer blind (per project setting, see Project).
+REVEALED_STAGES = (Stage.CROSS_CHECK, Stage.DISPUTED, Stage.FINAL)
+# Stages in which volunteers may be sent the item to label.
+LABELABLE_STAGES = (Stage.OPEN, Stage.LABELING)
+
+
 class Method(models.TextChoices):
     UNANIMOUS = "unanimous", "Unanimous"
     MAJORITY = "majority", "Majority"
     LEAD = "lead", "Lead decision"
+
+
+class ScreeningRule(models.TextChoices):
+    LEAD = "lead", "Mixed votes go to the lead"
+    MAJORITY = "majority", "Mixed votes are decided by majority (ties go to the lead)"
+
+
+class PilotStatus(models.TextChoices):
+    NONE = "none", "No pilot"
+    RUNNING = "running", "Pilot running: only the lead labels"
+    CLOSED = "closed", "Pilot closed"
 
 
 class Project(models.Model):
@@ -46,6 +63,25 @@ class Project(models.Model):
         help_text="How deep volunteers label: type, theme or sub-theme.",
     )
     screening_enabled = models.BooleanField(default=True, help_text="Screen candidates first.")
+    screening_votes = models.PositiveSmallIntegerField(
+        default=2, help_text="Screening votes wanted per candidate."
+    )
+    screening_rule = models.CharField(
+        max_length=10, choices=ScreeningRule.choices, default=ScreeningRule.LEAD
+    )
+    reservation_minutes = models.PositiveSmallIntegerField(
+        default=30, help_text="How long an item handed to a volunteer stays reserved for them."
+    )
+    quota_per_volunteer = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most labels one volunteer may give; empty: no limit."
+    )
+    reveal_after_cross_check = models.BooleanField(
+        default=True,
+        help_text="Volunteers may see the others' labels and discuss once an item has k labels.",
+    )
+    pilot_status = models.CharField(
+        max_length=10, choices=PilotStatus.choices, default=PilotStatus.NONE
+    )
     guidelines = models.TextField(blank=True, help_text="Markdown shown to volunteers.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -91,6 +127,12 @@ class Item(models.Model):
     label_count = models.PositiveSmallIntegerField(
         default=0, help_text="Annotations so far; kept by the services that write them."
     )
+    in_pilot = models.BooleanField(default=False, help_text="In the lead's pilot sample.")
+    agreement = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Share of labels on the most common answer at cross-check (orders disputes).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -111,6 +153,13 @@ class Annotation(models.Model):
     node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="annotations")
     summary = models.CharField(
         max_length=500, blank=True, help_text="Symptom / intent / expectation."
+    )
+    version = models.PositiveIntegerField(
+        default=1, help_text="Bumped on every edit; a form sent with an older one is stale."
+    )
+    is_pilot = models.BooleanField(default=False, help_text="Given by the lead in the pilot.")
+    seconds_spent = models.PositiveIntegerField(
+        null=True, blank=True, help_text="From handing the item out to the submit."
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -140,3 +189,183 @@ class Resolution(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_id}: {self.node.code} ({self.method})"
+
+
+class Reservation(models.Model):
+    """An item handed to a volunteer by "next item": counts toward k until it expires, is
+    submitted or skipped, so two volunteers are never sent the same last slot."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reservations")
+    volunteer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reservations"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "volunteer"], name="reservation_unique")
+        ]
+        indexes = [models.Index(fields=["item", "expires_at"], name="reservation_live")]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} reserved for {self.volunteer} until {self.expires_at:%H:%M}"
+
+
+class Skip(models.Model):
+    """A volunteer passed on an item; they are never sent it again."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="skips")
+    volunteer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="skips"
+    )
+    reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "volunteer"], name="skip_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.volunteer} skipped {self.item_id}"
+
+
+class ScreeningVote(models.Model):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="screening_votes")
+    volunteer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="screening_votes"
+    )
+    relevant = models.BooleanField()
+    reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "volunteer"], name="screening_vote_unique")
+        ]
+
+    def __str__(self) -> str:
+        verdict = "relevant" if self.relevant else "not relevant"
+        return f"{self.volunteer}: {self.item_id} {verdict}"
+
+
+class Post(models.Model):
+    """One message in an item's discussion thread (visible once the item is in cross-check)."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="posts")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="posts"
+    )
+    text = models.TextField(help_text="Markdown.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"post by {self.author} on {self.item_id}"
+
+
+class ProposalStatus(models.TextChoices):
+    OPEN = "open", "Open for votes"
+    ACCEPTED = "accepted", "Accepted (every member approved)"
+    REJECTED = "rejected", "Rejected"
+    ADDED = "added", "Added to the taxonomy"
+
+
+class Proposal(models.Model):
+    """A new taxonomy category asked for by a member ("none fits"). The study's rule: accepted
+    only when every member of the project approves; the lead then adds the node."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="proposals")
+    proposer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="proposals"
+    )
+    parent = models.ForeignKey(
+        Node,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Where the new category would go; empty for a new type.",
+    )
+    name = models.CharField(max_length=200)
+    definition = models.TextField(blank=True)
+    reason = models.TextField(blank=True, help_text="Why no existing category fits.")
+    items = models.ManyToManyField(Item, blank=True, related_name="proposals")
+    status = models.CharField(
+        max_length=10, choices=ProposalStatus.choices, default=ProposalStatus.OPEN
+    )
+    node = models.ForeignKey(
+        Node,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The node added for it.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"proposal {self.name!r} in {self.project.slug} ({self.status})"
+
+
+class ProposalVote(models.Model):
+    proposal = models.ForeignKey(Proposal, on_delete=models.CASCADE, related_name="votes")
+    member = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="proposal_votes"
+    )
+    approve = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["proposal", "member"], name="proposal_vote_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.member} {'approves' if self.approve else 'rejects'} {self.proposal_id}"
+
+
+class Action(models.TextChoices):
+    LABEL = "label", "Labeled"
+    EDIT = "edit", "Edited a label"
+    SKIP = "skip", "Skipped"
+    SCREEN = "screen", "Screened"
+    SCREENING_DECISION = "screening_decision", "Decided a screening dispute"
+    CROSS_CHECK = "cross_check", "Reached cross-check"
+    RESOLVE = "resolve", "Resolved"
+    REOPEN = "reopen", "Re-opened"
+    RELABEL = "relabel", "Sent back for relabeling"
+    POST = "post", "Posted in the discussion"
+    PROPOSE = "propose", "Proposed a category"
+    PROPOSAL_VOTE = "proposal_vote", "Voted on a proposal"
+    PROPOSAL_ADD = "proposal_add", "Added a proposed category"
+    PILOT = "pilot", "Changed the pilot"
+
+
+class AuditEvent(models.Model):
+    """Who did what, when, from what to what: append-only (written by annotation.audit)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_events")
+    item = models.ForeignKey(
+        Item, null=True, blank=True, on_delete=models.CASCADE, related_name="audit_events"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Empty for automatic steps.",
+    )
+    action = models.CharField(max_length=20, choices=Action.choices)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [models.Index(fields=["item", "created_at"], name="audit_item")]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()} by {self.actor or 'Concord'} at {self.created_at}"

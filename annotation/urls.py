@@ -1,9 +1,11 @@
-from django.urls import path
+from django.urls import include, path
 
 from annotation import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("", include("annotation.labeling_urls")),
+    path("", include("annotation.lead_urls")),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path(
         "projects/<slug:slug>/items/from-source/",

@@ -1,8 +1,10 @@
-from django.urls import path
+from django.urls import include, path
 
 from annotation.api.views import ProjectAgreementApi
 
 urlpatterns = [
+    path("", include("annotation.api.labeling_urls")),
+    path("", include("annotation.api.lead_urls")),
     path(
         "projects/<slug:slug>/agreement/",
         ProjectAgreementApi.as_view(),

@@ -1,0 +1,26 @@
+"""The audit trail: one append-only row per change, written in the same transaction as it."""
+
+from __future__ import annotations
+
+from annotation.models import Action, AuditEvent, Item, Project
+
+
+def audit_record(
+    *,
+    project: Project,
+    action: Action,
+    actor=None,
+    item: Item | None = None,
+    before: dict | None = None,
+    after: dict | None = None,
+) -> AuditEvent:
+    """Record that `actor` (None: Concord itself) did `action`, `before` -> `after` as plain
+    JSON-able values (node codes, not ids, so the trail reads well after the taxonomy grows)."""
+    return AuditEvent.objects.create(
+        project=project,
+        item=item,
+        actor=actor if actor is not None and actor.is_authenticated else None,
+        action=action,
+        before=before,
+        after=after,
+    )

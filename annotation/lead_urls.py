@@ -1,0 +1,3 @@
+"""URLs of the lead pages (filled in with the lead views)."""
+
+urlpatterns: list = []

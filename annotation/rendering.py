@@ -1,0 +1,43 @@
+"""Untrusted Markdown (issue bodies, comments, discussion posts, guidelines) to safe HTML.
+
+Markdown is converted first and the HTML is then cleaned by nh3 with an allow-list, so whatever the
+Markdown produced (raw HTML passes through Markdown untouched) only harmless tags, attributes and
+http(s)/mailto links survive. Links get rel="nofollow noopener noreferrer" and open in a new tab.
+"""
+
+from __future__ import annotations
+
+import markdown
+import nh3
+
+ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "del", "details", "em", "h1", "h2", "h3", "h4",
+    "h5", "h6", "hr", "i", "kbd", "li", "ol", "p", "pre", "s", "strong", "sub", "summary", "sup",
+    "table", "tbody", "td", "th", "thead", "tr", "ul", "mark",
+}  # fmt: skip
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "abbr": {"title"},
+    "code": {"class"},  # language-xxx from fenced blocks
+    "td": {"align"},
+    "th": {"align"},
+    "mark": {"class"},
+}
+URL_SCHEMES = {"http", "https", "mailto"}
+EXTENSIONS = ["fenced_code", "tables", "sane_lists", "nl2br"]
+
+
+def markdown_to_html(text: str) -> str:
+    """Safe HTML for `text`; the result may be marked safe in a template."""
+    if not text:
+        return ""
+    html = markdown.markdown(text, extensions=EXTENSIONS, output_format="html")
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        link_rel="nofollow noopener noreferrer",
+        set_tag_attribute_values={"a": {"target": "_blank"}},
+        strip_comments=True,
+    )
