@@ -189,6 +189,7 @@ LOGGING = {
 # ---------------------------------------------------------------- Concord
 # The study's data (taxonomy, details, labels, URL lists), copied unmodified; demo and tests use it.
 STUDY_DATA_DIR = BASE_DIR / "concord" / "data" / "llm-challenge"
+DEMO_DATA_DIR = BASE_DIR / "concord" / "data" / "demo"
 
 # ---------------------------------------------------------------- harvesting
 GITHUB_API_URL = env("GITHUB_API_URL", default="https://api.github.com")

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from annotation.demo import demo_items_load
 from annotation.importers import study_labels_import
 from annotation.models import Membership, Project, Role
 from taxonomy.loaders import examples_load, taxonomy_load
@@ -53,8 +54,12 @@ class Command(BaseCommand):
             passwords = self._accounts(project)
         report = study_labels_import(project=project, path=data / "labels" / DEMO_LABELS)
         self.stdout.write(
-            f"Demo project '{project.slug}': {project.items.count()} items "
-            f"({report.items_created} new) from {DEMO_LABELS}."
+            f"Demo project '{project.slug}': {report.items_created} new items from {DEMO_LABELS}."
+        )
+        added = demo_items_load(project=project, path=settings.DEMO_DATA_DIR / "issues.json")
+        self.stdout.write(
+            f"  and {added} new demo issues to screen and label, one disputed for the lead; "
+            f"{project.items.count()} items in all."
         )
         self.stdout.write("Demo accounts (sign in at http://127.0.0.1:8000/):")
         for username, role in DEMO_ACCOUNTS:

@@ -1,0 +1,36 @@
+"""The README's first command leaves a demo a person can try at once, and can be run again."""
+
+import json
+
+from django.core.management import call_command
+
+from annotation.models import Item, Membership, Project, Stage
+from ingest.models import KeywordMatch
+
+
+def test_setup_demo_twice_gives_one_demo_with_work_for_every_role(db, settings, tmp_path, capsys):
+    settings.VAR_DIR = tmp_path
+    call_command("setup_demo")
+    first = capsys.readouterr().out
+    call_command("setup_demo")
+    again = capsys.readouterr().out
+
+    project = Project.objects.get(slug="demo")
+    demo = Item.objects.filter(project=project, issue__owner="concord-demo")
+    stages = {stage: demo.filter(stage=stage).count() for stage in Stage.values}
+    assert stages[Stage.CANDIDATE] == 4
+    assert stages[Stage.OPEN] == 9
+    disputed = demo.get(stage=Stage.DISPUTED)
+    assert disputed.label_count == 3
+    assert round(disputed.agreement, 3) == 0.667
+    assert project.items.count() == 1114 + 14
+    assert "14 new demo issues" in first
+    assert "0 new demo issues" in again
+    assert KeywordMatch.objects.filter(issue__items__project=project).exists()
+
+    passwords = json.loads((tmp_path / "demo-credentials.json").read_text())
+    accounts = {"demo-admin", "demo-lead", *(f"demo-volunteer-{n}" for n in (1, 2, 3))}
+    assert set(passwords) == accounts
+    assert Membership.objects.filter(project=project, user__username__in=accounts).count() == 5
+    assert all(passwords[name] in first for name in passwords)
+    assert passwords == json.loads((tmp_path / "demo-credentials.json").read_text())
