@@ -36,6 +36,8 @@ bench: setup services
 	  $(BIN)/python -m tests.bench.run
 	DATABASE_URL=$${BENCH_HARVEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_harvest} \
 	  $(BIN)/python -m tests.bench.harvest
+	DATABASE_URL=$${BENCH_LABELING_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_labeling} \
+	  $(BIN)/python -m tests.bench.labeling
 
 lint: setup
 	$(BIN)/ruff check .

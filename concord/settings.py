@@ -161,6 +161,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Taxonomy, projects and agreement for multi-volunteer issue labeling.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -1,0 +1,164 @@
+"""Every URL in the URL conf x every kind of person: anonymous, a member of another project, a
+volunteer, a lead, a project admin and a site admin (staff). The rules are a table; a URL without
+a rule fails the test, so a new endpoint cannot ship without deciding who may use it.
+
+The check is on access only: a person allowed in may still get 400 (an empty POST) or 405 (GET on
+a POST-only action), but never 401/403/404; a person kept out gets 401/403/404 or a redirect to the
+sign-in page, and nothing is changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from ingest.models import HarvestRun, KeywordSet, Source
+
+PEOPLE = ("anonymous", "outsider", "volunteer", "lead", "admin", "staff")
+# Who gets in, by the least role a URL needs. Project roles rank volunteer < lead < admin; staff
+# (a site admin) may do everything. "outsider" is a lead of another project: project URLs answer
+# 404 to them, so a project's existence is not revealed.
+ALLOWED = {
+    "public": set(PEOPLE),
+    "signed-in": {"outsider", "volunteer", "lead", "admin", "staff"},
+    "volunteer": {"volunteer", "lead", "admin", "staff"},
+    "lead": {"lead", "admin", "staff"},
+    "admin": {"admin", "staff"},
+    "staff": {"staff"},
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    least: str  # a key of ALLOWED
+    method: str = "get"
+    kwargs: str = ""  # which object fills the URL: see `url_kwargs`
+
+
+RULES: dict[str, Rule] = {
+    "login": Rule("public"),
+    "logout": Rule("public", method="post"),
+    "schema": Rule("signed-in"),
+    "api-docs": Rule("signed-in"),
+    "api-root": Rule("signed-in"),
+    # taxonomy: readable by everyone signed in (pages and API share two names; see README)
+    "taxonomy-list": Rule("signed-in"),
+    "taxonomy-detail": Rule("signed-in", kwargs="taxonomy"),
+    "taxonomy-tree": Rule("signed-in", kwargs="taxonomy"),
+    "node-list": Rule("signed-in"),
+    "node-detail": Rule("signed-in", kwargs="node"),
+    # projects
+    "home": Rule("signed-in"),
+    "project-detail": Rule("volunteer", kwargs="project"),
+    "project-items-from-source": Rule("lead", kwargs="project"),
+    "project-agreement": Rule("lead", kwargs="project"),
+    "project-agreement-chart": Rule("lead", kwargs="project"),
+    "api-project-agreement": Rule("lead", kwargs="project"),
+    # ingest: sources and keyword sets are site-wide, so only staff
+    "ingest-sources": Rule("staff"),
+    "ingest-source-create": Rule("staff"),
+    "ingest-source-detail": Rule("staff", kwargs="source"),
+    "ingest-source-harvest": Rule("staff", method="post", kwargs="source"),
+    "ingest-run-detail": Rule("staff", kwargs="run"),
+    "ingest-run-cancel": Rule("staff", method="post", kwargs="run"),
+    "ingest-keyword-sets": Rule("staff"),
+    "ingest-keyword-set-create": Rule("staff"),
+    "ingest-keyword-set-edit": Rule("staff", kwargs="keyword_set"),
+    "ingest-url-lists": Rule("staff"),
+    "api-url-lists": Rule("staff", method="post"),
+    "source-list": Rule("staff"),
+    "source-detail": Rule("staff", kwargs="source"),
+    "source-harvest": Rule("staff", method="post", kwargs="source"),
+    "harvest-run-list": Rule("staff"),
+    "harvest-run-detail": Rule("staff", kwargs="run"),
+    "harvest-run-cancel": Rule("staff", method="post", kwargs="run"),
+    "keyword-set-list": Rule("staff"),
+    "keyword-set-detail": Rule("staff", kwargs="keyword_set"),
+}
+UNNAMED = {"admin/login/"}  # the throttled sign-in page again, under the admin's path
+
+
+def url_names() -> set[str]:
+    """Every named URL outside the Django admin (which checks staff itself)."""
+    names = set()
+
+    def walk(patterns, prefix=""):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                if pattern.namespace != "admin":
+                    walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            elif isinstance(pattern, URLPattern):
+                if pattern.name:
+                    names.add(pattern.name)
+                else:
+                    assert prefix + str(pattern.pattern) in UNNAMED, f"unnamed URL {pattern}"
+
+    walk(get_resolver().url_patterns)
+    return names
+
+
+def test_every_url_has_a_rule():
+    missing = url_names() - set(RULES)
+    assert not missing, f"URLs without an access rule in tests/test_role_matrix.py: {missing}"
+    assert not set(RULES) - url_names(), "rules for URLs that no longer exist"
+
+
+@pytest.fixture
+def world(personas, project):
+    from tests.factories import UserFactory
+
+    source = Source.objects.create(
+        host="github",
+        owner="NVIDIA",
+        repo="Megatron-LM",
+        created_from=date(2024, 1, 1),
+        created_until=date(2024, 12, 31),
+    )
+    run = HarvestRun.objects.create(source=source, status="done", cursor={"phase": "done"})
+    objects = {
+        "project": {"slug": project.slug},
+        "taxonomy": {"pk": project.taxonomy_id},
+        "node": {"pk": project.taxonomy.nodes.first().pk},
+        "source": {"pk": source.pk},
+        "run": {"pk": run.pk},
+        "keyword_set": {"pk": KeywordSet.objects.create(name="pytorch", keywords=["llm"]).pk},
+        "": {},
+    }
+    people = {
+        "anonymous": None,
+        "outsider": personas["outsider"],
+        "volunteer": personas["volunteer_a"],
+        "lead": personas["lead"],
+        "admin": personas["admin"],
+        "staff": UserFactory(username="site-admin", is_staff=True, is_superuser=True),
+    }
+    return objects, people
+
+
+KEPT_OUT = {401, 403, 404}
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_role_matrix(name, world, client):
+    objects, people = world
+    rule = RULES[name]
+    url = reverse(name, kwargs=objects[rule.kwargs])
+    for person in PEOPLE:
+        client.logout()
+        if people[person] is not None:
+            client.force_login(people[person])
+        response = getattr(client, rule.method)(url)
+        signed_in_page = response.status_code == 302 and "/accounts/login/" in response.get(
+            "Location", ""
+        )
+        kept_out = response.status_code in KEPT_OUT or signed_in_page
+        assert response.status_code < 500, f"{person} on {name}: {response.status_code}"
+        if rule.least == "public":
+            continue  # signing in and out: their answer (a redirect to sign-in) is the point
+        if person in ALLOWED[rule.least]:
+            assert not kept_out, f"{person} kept out of {name} ({response.status_code})"
+        else:
+            assert kept_out, f"{person} let into {name} ({response.status_code})"
