@@ -38,6 +38,8 @@ bench: setup services
 	  $(BIN)/python -m tests.bench.harvest
 	DATABASE_URL=$${BENCH_LABELING_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_labeling} \
 	  $(BIN)/python -m tests.bench.labeling
+	DATABASE_URL=$${BENCH_EXPORTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_exports} \
+	  $(BIN)/python -m tests.bench.exports
 
 lint: setup
 	$(BIN)/ruff check .

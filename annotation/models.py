@@ -137,7 +137,16 @@ class Item(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "issue"], name="item_unique")]
-        indexes = [models.Index(fields=["project", "stage", "label_count"], name="item_queue")]
+        indexes = [
+            models.Index(fields=["project", "stage", "label_count"], name="item_queue"),
+            # "Next item" walks the labelable items of a project in this order and stops at the
+            # first it may hand out (annotation.assignment); final items are not in the index.
+            models.Index(
+                fields=["project", "label_count", "id"],
+                name="item_labelable",
+                condition=models.Q(stage__in=["open", "labeling"]),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.issue} in {self.project.slug}"
@@ -369,3 +378,59 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} by {self.actor or 'Concord'} at {self.created_at}"
+
+
+class ExportFormat(models.TextChoices):
+    STUDY = "study", "Study format: Issue_URL, Label1..LabelK, Final_Label"
+    LONG = "long", "Long: one row per label"
+    FINAL = "final", "Final labels: one row per resolved issue"
+    REPOSITORIES = "repositories", "Per-repository statistics (the study's Table I)"
+
+
+class ExportStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class ExportJob(models.Model):
+    """One CSV export written in the background (annotation.export_jobs). The file is written
+    under a temporary name and renamed when complete, so only a done job has a file to offer."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="export_jobs")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    format = models.CharField(max_length=20, choices=ExportFormat.choices)
+    options = models.JSONField(
+        default=dict, blank=True, help_text="Level and filters, as annotation.exports reads them."
+    )
+    status = models.CharField(
+        max_length=10, choices=ExportStatus.choices, default=ExportStatus.QUEUED
+    )
+    rows_written = models.PositiveIntegerField(default=0, help_text="Data rows so far.")
+    rows_total = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Rows expected, counted when the job was queued."
+    )
+    file = models.CharField(
+        max_length=300, blank=True, help_text="File name under VAR_DIR/exports, once done."
+    )
+    error = models.TextField(blank=True, help_text="Why the export failed, in words.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} of {self.project.slug} ({self.format}, {self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (ExportStatus.QUEUED, ExportStatus.RUNNING)

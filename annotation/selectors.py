@@ -50,7 +50,8 @@ def project_agreement(
     # node id -> its code at `level`; labels on coarser nodes are no rating there, so the query
     # leaves them out (the same result as rolling them up to None, without fetching them)
     rolled = {node: agreement.roll_up(node, lineage, depth) for node in lineage}
-    labels = Annotation.objects.filter(item__project=project)
+    # A pilot label is the lead's worked example, one rater on its item: no agreement to measure.
+    labels = Annotation.objects.filter(item__project=project, is_pilot=False)
     if None in rolled.values():
         labels = labels.filter(node_id__in=[node for node, code in rolled.items() if code])
     items, nodes = _label_arrays(labels)

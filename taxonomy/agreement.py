@@ -17,6 +17,7 @@ from itertools import compress
 from operator import itemgetter
 
 import numpy as np
+from statsmodels.stats.inter_rater import cohens_kappa as _statsmodels_cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as _statsmodels_fleiss_kappa
 
 Z_95 = 1.959963984540054
@@ -263,3 +264,23 @@ def split_by_group(
     """One matrix per group (e.g. per final type); items without a group are left out."""
     groups = np.array([group_of_item.get(item) or "" for item in matrix.items], dtype=object)
     return {str(g): matrix.subset(groups == g) for g in sorted(set(groups.tolist())) if g != ""}
+
+
+def cohens_kappa(a: Sequence[Hashable] | np.ndarray, b: Sequence[Hashable] | np.ndarray) -> float:
+    """Cohen's kappa of two raters over the same items (`a[i]` and `b[i]` rate item i), from
+    statsmodels' `cohens_kappa` on their contingency table. NotEnoughRatings with fewer than two
+    items; NoVariation when both put every item in one category (chance agreement is 1)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("the two raters must rate the same items")
+    if len(a) < 2:
+        raise NotEnoughRatings(
+            f"Cohen's kappa needs at least two shared items; there are {len(a)}."
+        )
+    categories, index = np.unique(np.concatenate([a, b]), return_inverse=True)
+    k = len(categories)
+    if k == 1:
+        raise NoVariation(str(categories[0]))
+    index = index.reshape(-1)
+    table = np.bincount(index[: len(a)] * k + index[len(a) :], minlength=k * k).reshape(k, k)
+    return float(_statsmodels_cohens_kappa(table, return_results=False))

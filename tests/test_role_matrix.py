@@ -57,6 +57,54 @@ RULES: dict[str, Rule] = {
     "project-agreement": Rule("lead", kwargs="project"),
     "project-agreement-chart": Rule("lead", kwargs="project"),
     "api-project-agreement": Rule("lead", kwargs="project"),
+    # exports: project admins and staff only
+    "project-exports": Rule("admin", kwargs="project"),
+    "project-export-job": Rule("admin", kwargs="export_job"),
+    "project-export-download": Rule("admin", kwargs="export_job"),
+    "api-project-export": Rule("admin", kwargs="export"),
+    "api-project-export-jobs": Rule("admin", method="post", kwargs="project"),
+    "api-project-export-job": Rule("admin", kwargs="export_job"),
+    # the lead's work (annotation/lead_urls.py, annotation/api/lead_urls.py); discussion,
+    # proposals, pilot examples and own statistics are open to every member
+    "disputed-queue": Rule("lead", kwargs="project"),
+    "item-resolve": Rule("lead", kwargs="item"),
+    "item-reopen": Rule("lead", method="post", kwargs="item"),
+    "item-discussion": Rule("volunteer", kwargs="item"),
+    "project-pilot": Rule("volunteer", kwargs="project"),
+    "proposal-list": Rule("volunteer", kwargs="project"),
+    "proposal-new": Rule("volunteer", kwargs="project"),
+    "proposal-vote": Rule("volunteer", method="post", kwargs="proposal"),
+    "proposal-add-node": Rule("lead", method="post", kwargs="proposal"),
+    "proposal-send-back": Rule("lead", method="post", kwargs="proposal"),
+    "project-stats": Rule("volunteer", kwargs="project"),
+    "api-disputed": Rule("lead", kwargs="project"),
+    "api-item-review": Rule("lead", kwargs="item"),
+    "api-item-resolve": Rule("lead", method="post", kwargs="item"),
+    "api-item-reopen": Rule("lead", method="post", kwargs="item"),
+    "api-item-posts": Rule("volunteer", kwargs="item"),
+    "api-pilot": Rule("lead", method="post", kwargs="project"),
+    "api-proposals": Rule("volunteer", kwargs="project"),
+    "api-proposal-vote": Rule("volunteer", method="post", kwargs="proposal"),
+    "api-proposal-add-node": Rule("lead", method="post", kwargs="proposal"),
+    "api-proposal-send-back": Rule("lead", method="post", kwargs="proposal"),
+    "api-stats": Rule("volunteer", kwargs="project"),
+    # the volunteer's work (annotation/labeling_urls.py, annotation/api/labeling_urls.py); an
+    # empty form is refused with 400 (or a message and a redirect) once access is granted
+    "label-next": Rule("volunteer", kwargs="project"),
+    "label-item": Rule("volunteer", method="post", kwargs="item"),
+    "label-skip": Rule("volunteer", method="post", kwargs="item"),
+    "my-labels": Rule("volunteer", kwargs="project"),
+    "screen-next": Rule("volunteer", kwargs="project"),
+    "screen-vote": Rule("volunteer", method="post", kwargs="item"),
+    "screening-disputes": Rule("lead", kwargs="project"),
+    "screening-decide": Rule("lead", method="post", kwargs="item"),
+    "api-next-item": Rule("volunteer", method="post", kwargs="project"),
+    "api-annotation": Rule("volunteer", method="put", kwargs="item"),
+    "api-skip": Rule("volunteer", method="post", kwargs="item"),
+    "api-my-annotations": Rule("volunteer", kwargs="project"),
+    "api-screening-next": Rule("volunteer", method="post", kwargs="project"),
+    "api-screening-vote": Rule("volunteer", method="post", kwargs="item"),
+    "api-screening-decision": Rule("lead", method="post", kwargs="item"),
     # ingest: sources and keyword sets are site-wide, so only staff
     "ingest-sources": Rule("staff"),
     "ingest-source-create": Rule("staff"),
@@ -106,8 +154,39 @@ def test_every_url_has_a_rule():
     assert not set(RULES) - url_names(), "rules for URLs that no longer exist"
 
 
+def finished_export(project, settings, tmp_path) -> int:
+    """A done export job with its file, so its download URL has something to serve."""
+    from annotation.export_jobs import export_job_run, export_job_start
+    from annotation.exports import export_options
+
+    settings.VAR_DIR = tmp_path
+    options = export_options(project, format="study")
+    job = export_job_start(project=project, user=None, options=options, enqueue=False)
+    return export_job_run(job_id=job.pk).pk
+
+
+def disputed_item(project, personas) -> int:
+    """An item whose three labels disagree (revealed, so volunteers may discuss it)."""
+    from tests.annotation.lead_helpers import labeled_item
+    from tests.factories import MembershipFactory, UserFactory
+
+    third = UserFactory(username="volunteer_c")
+    MembershipFactory(project=project, user=third)
+    people = [personas["volunteer_a"], personas["volunteer_b"], third]
+    return labeled_item(project, people, ["C.1", "C.1", "C.2"]).pk
+
+
+def open_proposal(project, personas) -> int:
+    from annotation.proposals import proposal_create
+
+    parent = project.taxonomy.nodes.get(code="C")
+    return proposal_create(
+        project=project, proposer=personas["lead"], parent=parent, name="Proposed"
+    ).pk
+
+
 @pytest.fixture
-def world(personas, project):
+def world(personas, project, settings, tmp_path):
     from tests.factories import UserFactory
 
     source = Source.objects.create(
@@ -125,6 +204,10 @@ def world(personas, project):
         "source": {"pk": source.pk},
         "run": {"pk": run.pk},
         "keyword_set": {"pk": KeywordSet.objects.create(name="pytorch", keywords=["llm"]).pk},
+        "export": {"slug": project.slug, "export_format": "study"},
+        "export_job": {"slug": project.slug, "pk": finished_export(project, settings, tmp_path)},
+        "item": {"slug": project.slug, "item_id": disputed_item(project, personas)},
+        "proposal": {"slug": project.slug, "pk": open_proposal(project, personas)},
         "": {},
     }
     people = {

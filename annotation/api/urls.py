@@ -5,6 +5,7 @@ from annotation.api.views import ProjectAgreementApi
 urlpatterns = [
     path("", include("annotation.api.labeling_urls")),
     path("", include("annotation.api.lead_urls")),
+    path("", include("annotation.api.export_urls")),
     path(
         "projects/<slug:slug>/agreement/",
         ProjectAgreementApi.as_view(),

@@ -162,3 +162,22 @@ def test_forbidden_page_says_which_role_is_needed(client, labeled_project, perso
     response = client.get(PAGE)
     assert response.status_code == 403
     assert "This needs the lead annotator role" in response.content.decode()
+
+
+def test_a_pilot_label_is_a_worked_example_not_a_rating(labeled_project, personas):
+    from annotation.models import Annotation, Stage
+    from tests.factories import IssueFactory
+
+    before = project_agreement(labeled_project, level="theme", by="none").groups[0]
+    pilot_item = labeled_project.items.create(
+        issue=IssueFactory(), stage=Stage.FINAL, in_pilot=True, label_count=1
+    )
+    Annotation.objects.create(
+        item=pilot_item,
+        volunteer=personas["lead"],
+        node=labeled_project.taxonomy.nodes.get(code="C.1"),
+        is_pilot=True,
+    )
+    after = project_agreement(labeled_project, level="theme", by="none").groups[0]
+    assert after.n_items == before.n_items
+    assert after.fleiss.kappa == before.fleiss.kappa

@@ -82,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
 
     failed = False
     with gunicorn_server(args.workers, args.threads) as base_url:
+        # Warm-up, not measured: each gunicorn worker imports lazily and opens its connections.
+        drive(base_url, tokens[: args.workers * args.threads], themes, 5.0, 0.05)
         for volunteers, target_ms in PHASES:
             stored_before = stored_labels(project)
             tally = drive(base_url, tokens[:volunteers], themes, args.seconds, args.think)
@@ -132,7 +134,8 @@ def reset_open_items(project, *, volunteers: int) -> list[str]:
     from ingest.models import Issue
 
     with transaction.atomic():
-        Issue.objects.filter(owner=OPEN_OWNER).delete()  # cascades to items and their labels
+        Item.objects.filter(issue__owner=OPEN_OWNER).delete()  # with their labels
+        Issue.objects.filter(owner=OPEN_OWNER).delete()
         issues = Issue.objects.bulk_create(
             Issue(
                 host="github",
@@ -191,9 +194,9 @@ def _wait_until_up(base_url: str) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            requests.get(f"{base_url}/accounts/login/", timeout=2)
+            requests.get(f"{base_url}/accounts/login/", timeout=10)
             return
-        except requests.ConnectionError:
+        except requests.RequestException:  # not listening yet, or still loading the app
             time.sleep(0.2)
     sys.exit("bench: gunicorn did not start within 60 s")
 

@@ -1,0 +1,50 @@
+"""An item's discussion thread, and who may read it: blindness holds until cross-check."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+
+from annotation.access import user_role
+from annotation.audit import audit_record
+from annotation.models import REVEALED_STAGES, Action, Item, Post, Role
+from concord.errors import ConcordError
+
+POST_MAX_CHARS = 10_000
+LEADS = (Role.LEAD, Role.ADMIN)
+
+
+def labels_revealed(item: Item, role: str | None) -> bool:
+    """May someone with `role` in the item's project see its labels and its thread? Leads and
+    admins always; volunteers only once the item has all its labels (cross-check or later) and the
+    project reveals them then; otherwise another volunteer's label would bias theirs."""
+    if role in LEADS:
+        return True
+    if role != Role.VOLUNTEER:
+        return False
+    return item.project.reveal_after_cross_check and item.stage in REVEALED_STAGES
+
+
+@transaction.atomic
+def post_add(*, item: Item, author, text: str) -> Post:
+    """Add `text` (Markdown, shown sanitized) to the item's thread. PermissionDenied for
+    volunteers while the item is still blind, and for non-members."""
+    role = user_role(author, item.project)
+    if not labels_revealed(item, role):
+        raise PermissionDenied(
+            "The discussion of this item opens to volunteers once it reaches cross-check."
+        )
+    text = text.strip()
+    if not text:
+        raise ConcordError("Write something first.")
+    if len(text) > POST_MAX_CHARS:
+        raise ConcordError(f"A post holds at most {POST_MAX_CHARS:,} characters.")
+    post = Post.objects.create(item=item, author=author, text=text)
+    audit_record(
+        project=item.project,
+        item=item,
+        actor=author,
+        action=Action.POST,
+        after={"post": post.pk, "text": text[:200]},
+    )
+    return post

@@ -1,0 +1,41 @@
+"""Template helpers of the lead pages: the lead panel's numbers and readable audit values."""
+
+from __future__ import annotations
+
+from django import template
+
+from annotation.models import Action, AuditEvent, Project, ProposalStatus, Stage
+
+register = template.Library()
+RECENT_DECISIONS = 5
+
+
+@register.simple_tag
+def lead_summary(project: Project) -> dict:
+    """What the lead panel shows: a few counts and the latest decisions (four small queries)."""
+    return {
+        "disputed": project.items.filter(stage=Stage.DISPUTED).count(),
+        "open_proposals": project.proposals.filter(status=ProposalStatus.OPEN).count(),
+        "accepted_proposals": project.proposals.filter(status=ProposalStatus.ACCEPTED).count(),
+        "recent": AuditEvent.objects.filter(project=project, action=Action.RESOLVE)
+        .select_related("actor", "item__issue")
+        .order_by("-pk")[:RECENT_DECISIONS],
+    }
+
+
+def _value(value) -> str:
+    if isinstance(value, list):
+        return "; ".join(_value(v) for v in value) or "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_value(v)}" for k, v in value.items() if v not in (None, ""))
+    return str(value)
+
+
+@register.filter
+def audit_text(value) -> str:
+    """{"stage": "final", "node": "C.1"} -> "stage final · node C.1"; empty for nothing."""
+    if not value:
+        return ""
+    if isinstance(value, dict):
+        return " · ".join(f"{k} {_value(v)}" for k, v in value.items() if v not in (None, ""))
+    return _value(value)

@@ -1,0 +1,223 @@
+"""Handing items out: order, never twice to the same volunteer, reservations and their expiry,
+quota, the pilot, skipping; and the claim under concurrency (threads on PostgreSQL)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.assignment import NoneReason, item_skip, next_item, next_item_claim
+from annotation.labeling import annotation_submit
+from annotation.models import Action, Annotation, AuditEvent, Item, PilotStatus, Reservation, Stage
+from concord.errors import Conflict
+from tests.annotation.labeling_helpers import items, node, volunteers
+from tests.conftest import load_study_taxonomy, needs_postgres
+from tests.factories import ProjectFactory
+
+
+def label(item, user, code="C.1", summary="loss is NaN"):
+    theme = node(item.project, code)
+    return annotation_submit(item=item, volunteer=user, node=theme, summary=summary)
+
+
+def test_fewest_labels_first_then_oldest(project, personas):
+    a, b, c = items(project, 3)
+    label(a, personas["volunteer_b"])
+    Item.objects.filter(pk=c.pk).update(label_count=0)
+    got = next_item(project=project, volunteer=personas["volunteer_a"])
+    assert got == b  # b and c have no labels, b is older; a already has one
+
+
+def test_reload_resumes_the_same_reservation(project, personas):
+    items(project, 3)
+    first = next_item(project=project, volunteer=personas["volunteer_a"])
+    assert next_item(project=project, volunteer=personas["volunteer_a"]) == first
+    assert Reservation.objects.filter(volunteer=personas["volunteer_a"]).count() == 1
+
+
+def test_never_an_item_i_labeled_or_skipped(project, personas):
+    a, b, c = items(project, 3)
+    me = personas["volunteer_a"]
+    label(a, me)
+    item_skip(item=b, volunteer=me, reason="not in English")
+    assert next_item(project=project, volunteer=me) == c
+    label(c, me)
+    claim = next_item_claim(project=project, volunteer=me)
+    assert claim.item is None
+    assert claim.reason == NoneReason.NOTHING_LEFT
+
+
+def test_reservations_of_others_count_toward_k_until_they_expire(project, personas):
+    project.overlap_k = 1
+    project.save()
+    (only,) = items(project, 1)
+    assert next_item(project=project, volunteer=personas["volunteer_a"]) == only
+    claim = next_item_claim(project=project, volunteer=personas["volunteer_b"])
+    assert claim.item is None
+    assert claim.reason == NoneReason.ALL_RESERVED
+
+    Reservation.objects.filter(item=only).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert next_item(project=project, volunteer=personas["volunteer_b"]) == only
+    # a's expired reservation is dropped lazily when a asks again; the item is b's now
+    assert next_item(project=project, volunteer=personas["volunteer_a"]) is None
+    assert not Reservation.objects.filter(volunteer=personas["volunteer_a"]).exists()
+
+
+def test_items_with_k_labels_or_out_of_labeling_are_never_handed_out(project, personas):
+    project.overlap_k = 2
+    project.save()
+    full, candidate, final, free = items(project, 4)
+    Item.objects.filter(pk=full.pk).update(label_count=2, stage=Stage.LABELING)
+    Item.objects.filter(pk=candidate.pk).update(stage=Stage.CANDIDATE)
+    Item.objects.filter(pk=final.pk).update(stage=Stage.FINAL)
+    assert next_item(project=project, volunteer=personas["volunteer_a"]) == free
+
+
+def test_quota_counts_my_labels(project, personas):
+    project.quota_per_volunteer = 1
+    project.save()
+    a, _ = items(project, 2)
+    me = personas["volunteer_a"]
+    label(a, me)
+    claim = next_item_claim(project=project, volunteer=me)
+    assert claim.item is None
+    assert claim.reason == NoneReason.QUOTA_REACHED
+    assert next_item(project=project, volunteer=personas["volunteer_b"]) is not None
+
+
+def test_pilot_gives_volunteers_nothing_and_the_lead_only_pilot_items(project, personas):
+    project.overlap_k = 2
+    project.pilot_status = PilotStatus.RUNNING
+    project.save()
+    ordinary, pilot = items(project, 1) + items(project, 1, in_pilot=True)
+    claim = next_item_claim(project=project, volunteer=personas["volunteer_a"])
+    assert claim.item is None
+    assert claim.reason == NoneReason.PILOT_RUNNING
+    assert "pilot" in claim.message
+
+    lead = personas["lead"]
+    assert next_item(project=project, volunteer=lead) == pilot
+    annotation, _ = label(pilot, lead)
+    assert annotation.is_pilot
+    assert next_item_claim(project=project, volunteer=lead).reason == NoneReason.NOTHING_LEFT
+
+    # After the pilot, the pilot item is an ordinary item already carrying the lead's label.
+    project.pilot_status = PilotStatus.CLOSED
+    project.save()
+    assert next_item(project=project, volunteer=personas["volunteer_a"]) == ordinary
+    assert next_item(project=project, volunteer=personas["volunteer_b"]) == ordinary
+    # The ordinary item's two slots are held now, so the next volunteer gets the pilot item.
+    assert next_item(project=project, volunteer=personas["admin"]) == pilot
+    assert next_item_claim(project=project, volunteer=lead).reason == NoneReason.ALL_RESERVED
+
+
+def test_skip_is_idempotent_releases_and_is_audited(project, personas):
+    (only,) = items(project, 1)
+    me = personas["volunteer_a"]
+    assert next_item(project=project, volunteer=me) == only
+    _, created = item_skip(item=only, volunteer=me, reason="  spam   issue ")
+    again, created_again = item_skip(item=only, volunteer=me, reason="other")
+    assert (created, created_again) == (True, False)
+    assert again.reason == "spam issue"
+    assert not Reservation.objects.filter(item=only).exists()
+    assert AuditEvent.objects.filter(item=only, action=Action.SKIP).count() == 1
+
+
+def test_skipping_an_item_out_of_labeling_is_a_conflict(project, personas):
+    (item,) = items(project, 1, stage=Stage.FINAL)
+    with pytest.raises(Conflict, match="nothing to skip"):
+        item_skip(item=item, volunteer=personas["volunteer_a"], reason="x")
+
+
+def test_claim_is_one_query_plan_that_uses_the_partial_index(project, personas):
+    """The claim must not sort every labelable item: the partial index gives the order."""
+    needs_postgres(connection)
+    items(project, 30)
+    from annotation.assignment import _labelable
+
+    queue = _labelable(project=project, volunteer=personas["volunteer_a"], now=timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plan = queue[:1].explain()
+    assert "item_labelable" in plan
+    assert "Sort" not in plan.split("SubPlan")[0]
+
+
+# ---------------------------------------------------------------- concurrency
+
+
+@pytest.mark.django_db(transaction=True)
+def test_twenty_volunteers_label_at_once_without_passing_k():
+    """20 threads (each its own connection) ask for items and submit at once on 30 items with
+    k=3: no item passes k, no item is ever reserved to more than k at a time, and every
+    acknowledged submission is stored."""
+    needs_postgres(connection)
+    taxonomy = load_study_taxonomy()
+    project = ProjectFactory(taxonomy=taxonomy, slug="race", overlap_k=3, label_depth="theme")
+    items(project, 30)
+    people = volunteers(project, 20, prefix="racer")
+    theme = node(project, "C.1")
+    acknowledged: list[tuple[int, int]] = []
+    overbooked: list[int] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    start = threading.Barrier(len(people))
+
+    def work(user) -> None:
+        try:
+            start.wait()
+            for _ in range(200):
+                claim = next_item_claim(project=project, volunteer=user)
+                if claim.item is None:
+                    if claim.reason == NoneReason.NOTHING_LEFT:
+                        break
+                    time.sleep(0.005)  # all held by others right now; they will submit
+                    continue
+                item = claim.item
+                # Labels plus live reservations, read in one statement (one snapshot).
+                live = Q(reservations__expires_at__gt=timezone.now())
+                held = (
+                    Item.objects.filter(pk=item.pk)
+                    .annotate(r=Count("reservations", filter=live))
+                    .values_list("label_count", "r")
+                    .get()
+                )
+                if sum(held) > project.overlap_k:
+                    with lock:
+                        overbooked.append(item.pk)
+                _, created = annotation_submit(
+                    item=item, volunteer=user, node=theme, summary=f"by {user.username}"
+                )
+                if created:
+                    with lock:
+                        acknowledged.append((item.pk, user.pk))
+        except BaseException as exc:
+            with lock:
+                errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(u,)) for u in people]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == []
+    assert overbooked == []
+    stored = set(Annotation.objects.filter(item__project=project).values_list("item", "volunteer"))
+    assert set(acknowledged) == stored
+    assert len(acknowledged) == len(stored) == 30 * 3
+    per_item = Counter(item for item, _ in stored)
+    assert max(per_item.values()) == 3
+    counts = dict(Item.objects.filter(project=project).values_list("pk", "label_count"))
+    assert counts == dict(per_item)
+    assert set(Item.objects.filter(project=project).values_list("stage", flat=True)) == {
+        Stage.FINAL
+    }

@@ -1,0 +1,153 @@
+"""Screening: handing candidates out, votes (idempotent), outcomes under both rules, the lead's
+decision on a dispute, and the false-positive rate."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.assignment import NoneReason
+from annotation.models import Action, AuditEvent, Reservation, ScreeningRule, ScreeningVote, Stage
+from annotation.screening import (
+    screening_decide,
+    screening_next_claim,
+    screening_outcome,
+    screening_stats,
+    screening_vote,
+)
+from concord.errors import Conflict
+from tests.annotation.labeling_helpers import items
+
+
+@pytest.fixture
+def screening_project(project):
+    project.screening_enabled = True
+    project.screening_votes = 2
+    project.save()
+    return project
+
+
+def vote(item, user, relevant, reason=""):
+    return screening_vote(item=item, volunteer=user, relevant=relevant, reason=reason)
+
+
+def test_next_candidate_fewest_votes_first_never_one_i_voted_on(screening_project, personas):
+    a, b = items(screening_project, 2, stage=Stage.CANDIDATE)
+    items(screening_project, 1, stage=Stage.OPEN)  # not a candidate
+    vote(a, personas["volunteer_b"], True)
+    me = personas["volunteer_a"]
+    claim = screening_next_claim(project=screening_project, volunteer=me)
+    assert claim.item == b  # b has no votes yet
+    assert Reservation.objects.filter(item=b, volunteer=me).exists()
+    assert screening_next_claim(project=screening_project, volunteer=me).item == b  # resumed
+    vote(b, me, True)
+    assert screening_next_claim(project=screening_project, volunteer=me).item == a
+    vote(a, me, True)
+    claim = screening_next_claim(project=screening_project, volunteer=me)
+    assert (claim.item, claim.reason) == (None, NoneReason.NOTHING_TO_SCREEN)
+
+
+def test_candidate_reserved_by_enough_others_is_not_handed_out(screening_project, personas):
+    screening_project.screening_votes = 1
+    screening_project.save()
+    items(screening_project, 1, stage=Stage.CANDIDATE)
+    assert screening_next_claim(project=screening_project, volunteer=personas["volunteer_a"]).item
+    claim = screening_next_claim(project=screening_project, volunteer=personas["volunteer_b"])
+    assert (claim.item, claim.reason) == (None, NoneReason.ALL_RESERVED_SCREENING)
+
+
+def test_screening_off_says_so(project, personas):
+    project.screening_enabled = False
+    project.save()
+    claim = screening_next_claim(project=project, volunteer=personas["volunteer_a"])
+    assert claim.reason == NoneReason.SCREENING_OFF
+
+
+def test_vote_is_idempotent_and_a_changed_mind_is_kept(screening_project, personas):
+    (item,) = items(screening_project, 1, stage=Stage.CANDIDATE)
+    me = personas["volunteer_a"]
+    first, created = vote(item, me, True)
+    again, created_again = vote(item, me, True, reason="retry")
+    assert (created, created_again) == (True, False)
+    assert first.pk == again.pk
+    changed, _ = vote(item, me, False, reason="a pull request")
+    assert (changed.pk, changed.relevant) == (first.pk, False)
+    assert ScreeningVote.objects.filter(item=item).count() == 1
+    assert AuditEvent.objects.filter(item=item, action=Action.SCREEN).count() == 2
+    item.refresh_from_db()
+    assert item.stage == Stage.CANDIDATE
+
+
+@pytest.mark.parametrize(
+    ("votes", "rule", "stage"),
+    [
+        ((True, True), ScreeningRule.LEAD, Stage.OPEN),
+        ((False, False), ScreeningRule.LEAD, Stage.EXCLUDED),
+        ((True, False), ScreeningRule.LEAD, Stage.SCREENING_DISPUTE),
+        ((True, False), ScreeningRule.MAJORITY, Stage.SCREENING_DISPUTE),  # a tie
+        ((True, True, False), ScreeningRule.MAJORITY, Stage.OPEN),
+        ((False, True, False), ScreeningRule.MAJORITY, Stage.EXCLUDED),
+        ((True, True, False), ScreeningRule.LEAD, Stage.SCREENING_DISPUTE),
+    ],
+)
+def test_outcome_when_the_votes_are_in(screening_project, personas, votes, rule, stage):
+    screening_project.screening_votes = len(votes)
+    screening_project.screening_rule = rule
+    screening_project.save()
+    (item,) = items(screening_project, 1, stage=Stage.CANDIDATE)
+    people = [personas["volunteer_a"], personas["volunteer_b"], personas["lead"]]
+    for who, relevant in zip(people, votes, strict=False):
+        vote(item, who, relevant)
+    item.refresh_from_db()
+    assert item.stage == stage
+    decision = AuditEvent.objects.get(item=item, action=Action.SCREENING_DECISION)
+    assert decision.actor is None
+    assert decision.after["stage"] == stage
+    assert (
+        screening_outcome(relevant=sum(votes), irrelevant=len(votes) - sum(votes), rule=rule)
+        == stage
+    )
+
+
+def test_vote_after_the_decision_is_a_conflict(screening_project, personas):
+    (item,) = items(screening_project, 1, stage=Stage.CANDIDATE)
+    vote(item, personas["volunteer_a"], True)
+    vote(item, personas["volunteer_b"], True)
+    with pytest.raises(Conflict, match="already screened"):
+        vote(item, personas["lead"], False)
+    # but repeating one's own vote is still fine
+    assert vote(item, personas["volunteer_a"], True)[1] is False
+
+
+def test_lead_decides_a_dispute_once(screening_project, personas):
+    (item,) = items(screening_project, 1, stage=Stage.CANDIDATE)
+    vote(item, personas["volunteer_a"], True)
+    vote(item, personas["volunteer_b"], False)
+    lead = personas["lead"]
+    decided = screening_decide(item=item, lead=lead, relevant=False, reason="a duplicate")
+    assert decided.stage == Stage.EXCLUDED
+    assert screening_decide(item=item, lead=lead, relevant=False).stage == Stage.EXCLUDED
+    with pytest.raises(Conflict, match="not a screening dispute"):
+        screening_decide(item=item, lead=lead, relevant=True)
+    event = AuditEvent.objects.get(item=item, action=Action.SCREENING_DECISION, actor=lead)
+    assert event.after == {"stage": Stage.EXCLUDED, "reason": "a duplicate"}
+
+
+def test_false_positive_rate_is_excluded_over_screened(screening_project, personas):
+    a, b, c, d, e = items(screening_project, 5, stage=Stage.CANDIDATE)
+    items(screening_project, 2, stage=Stage.OPEN)  # never screened: not counted
+    for item, verdicts in [(a, (True, True)), (b, (False, False)), (c, (True, True)),
+                           (d, (True, False))]:  # fmt: skip
+        vote(item, personas["volunteer_a"], verdicts[0])
+        vote(item, personas["volunteer_b"], verdicts[1])
+    stats = screening_stats(screening_project)
+    assert (stats.screened, stats.excluded, stats.waiting, stats.disputes) == (3, 1, 1, 1)
+    assert stats.false_positive_rate == pytest.approx(1 / 3)
+    screening_decide(item=d, lead=personas["lead"], relevant=False)
+    stats = screening_stats(screening_project)
+    assert (stats.screened, stats.excluded) == (4, 2)
+    assert stats.false_positive_rate == pytest.approx(0.5)
+    assert e.stage == Stage.CANDIDATE
+
+
+def test_no_screening_yet_has_no_rate(screening_project):
+    assert screening_stats(screening_project).false_positive_rate is None
