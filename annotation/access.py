@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
 from annotation.models import Membership, Project, Role
@@ -13,19 +13,34 @@ ROLE_RANK = {Role.VOLUNTEER: 1, Role.LEAD: 2, Role.ADMIN: 3}
 
 
 def user_role(user, project: Project) -> str | None:
+    """The user's role in the project (site admins are admins everywhere), or None."""
     if not user.is_authenticated:
         return None
     if user.is_superuser:
         return Role.ADMIN
-    return (
-        Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
-    )
+    known = getattr(project, "_viewer_roles", {})
+    if user.pk not in known:
+        known[user.pk] = (
+            Membership.objects.filter(project=project, user=user)
+            .values_list("role", flat=True)
+            .first()
+        )
+        project._viewer_roles = known
+    return known[user.pk]
 
 
 def access_project(user, slug: str, *, at_least: str = Role.VOLUNTEER) -> Project:
     """The project if `user` holds `at_least` that role in it. Non-members get 404 (the project's
-    existence is not revealed), members with too small a role get 403."""
-    project = Project.objects.select_related("taxonomy").filter(slug=slug).first()
+    existence is not revealed), members with too small a role get 403.
+
+    One query: the user's role comes with the project and is remembered on it for user_role."""
+    projects = Project.objects.select_related("taxonomy").filter(slug=slug)
+    if user.is_authenticated:
+        membership = Membership.objects.filter(project=OuterRef("pk"), user=user)
+        projects = projects.annotate(viewer_role=Subquery(membership.values("role")[:1]))
+    project = projects.first()
+    if project is not None and user.is_authenticated:
+        project._viewer_roles = {user.pk: project.viewer_role}
     role = user_role(user, project) if project else None
     if role is None:
         raise Http404("No such project.")

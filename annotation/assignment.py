@@ -8,12 +8,12 @@ by every query and deleted lazily), is submitted or skipped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import models, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db import connection, models, transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotation.access import ROLE_RANK, user_role
@@ -86,34 +86,66 @@ def labels_given(*, project: Project, volunteer) -> int:
     return Annotation.objects.filter(item__project=project, volunteer=volunteer).count()
 
 
-def _labelable(*, project: Project, volunteer, now) -> QuerySet[Item]:
-    """Items `volunteer` may be handed now, in the order they are handed out.
+# The labeling claim in SQL. It runs on every "next item", and Django takes longer to compile
+# it from the ORM (~5 ms) than PostgreSQL takes to run it (~0.1 ms on the partial index
+# item_labelable, which also gives the order). Items `me` may be handed: open or labeling, short
+# of k counting other volunteers' live reservations, never one I labelled or skipped.
+LABELABLE_SQL = """
+SELECT i.id FROM {item} i
+WHERE i.project_id = %(project)s
+  AND i.stage IN (%(open)s, %(labeling)s)
+  AND i.label_count < %(k)s
+  AND (%(pilot)s = 0 OR i.in_pilot)
+  AND NOT EXISTS (SELECT 1 FROM {annotation} a WHERE a.item_id = i.id AND a.volunteer_id = %(me)s)
+  AND NOT EXISTS (SELECT 1 FROM {skip} s WHERE s.item_id = i.id AND s.volunteer_id = %(me)s)
+  AND i.label_count + (
+        SELECT count(*) FROM {reservation} r
+        WHERE r.item_id = i.id AND r.expires_at > %(now)s AND r.volunteer_id <> %(me)s
+      ) < %(k)s
+  {not_lost}
+ORDER BY i.label_count, i.id
+LIMIT 1
+{lock}
+"""
 
-    Served by the partial index `item_labelable` (project, label_count, id) WHERE stage is open
-    or labeling: the scan stops at the first row that passes the per-row checks below."""
-    items = Item.objects.filter(project=project, stage__in=LABELABLE_STAGES)
-    if project.pilot_status == PilotStatus.RUNNING:
-        items = items.filter(in_pilot=True)  # only the lead gets here while the pilot runs
-    mine = Q(volunteer=volunteer, item=OuterRef("pk"))
-    others = Reservation.objects.filter(item=OuterRef("pk"), expires_at__gt=now).exclude(
-        volunteer=volunteer
+
+def labelable_sql(*, project: Project, volunteer, now, lost: list[int]) -> tuple[str, dict]:
+    """The claim statement and its parameters; the lock clause where the database has one."""
+    tables = {
+        "item": Item._meta.db_table,
+        "annotation": Annotation._meta.db_table,
+        "skip": Skip._meta.db_table,
+        "reservation": Reservation._meta.db_table,
+    }
+    # psycopg2 binds on the client, so the stages reach the planner as literals and it can
+    # prove the partial index's condition
+    open_stage, labeling_stage = LABELABLE_STAGES
+    params = {
+        "open": open_stage,
+        "labeling": labeling_stage,
+        "project": project.pk,
+        "k": project.overlap_k,
+        "pilot": int(project.pilot_status == PilotStatus.RUNNING),
+        "me": volunteer.pk,
+        "now": now,
+    }
+    not_lost = ""
+    if lost:
+        params.update({f"lost{n}": pk for n, pk in enumerate(lost)})
+        not_lost = "AND i.id NOT IN (" + ", ".join(f"%(lost{n})s" for n in range(len(lost))) + ")"
+    lock = (
+        "FOR UPDATE OF i SKIP LOCKED"
+        if connection.features.has_select_for_update_skip_locked
+        else ""
     )
-    return (
-        items.filter(label_count__lt=project.overlap_k)
-        .exclude(Exists(Annotation.objects.filter(mine)))
-        .exclude(Exists(Skip.objects.filter(mine)))
-        .alias(
-            reserved=Coalesce(
-                Subquery(
-                    others.values("item").annotate(n=Count("pk")).values("n")[:1],
-                    output_field=models.IntegerField(),
-                ),
-                Value(0),
-            )
-        )
-        .filter(label_count__lt=project.overlap_k - F("reserved"))
-        .order_by("label_count", "pk")
-    )
+    sql = LABELABLE_SQL.format(**tables, not_lost=not_lost, lock=lock)
+    return sql, params
+
+
+def lock_first(queue: QuerySet[Item], lost: list[int]) -> Item | None:
+    """Lock and return the first item of `queue` not in `lost`, skipping rows others hold."""
+    queue = queue.exclude(pk__in=lost) if lost else queue
+    return queue.select_related("issue").select_for_update(skip_locked=True, of=("self",)).first()
 
 
 def _held(*, project: Project, volunteer, now, stages) -> Reservation | None:
@@ -143,11 +175,12 @@ def claim_next(
     *,
     project: Project,
     volunteer,
-    queue_of,
-    room,
+    pick: Callable[[list[int]], Item | None],
+    room: Callable[[Item], bool],
     now,
 ) -> Item | None:
-    """Lock the first item of `queue_of(exclude_ids)` that still has room and reserve it.
+    """Lock an item with `pick(lost)` (the first of the volunteer's queue, not one in `lost`,
+    skipping rows other claims hold) that still has room, and reserve it.
 
     Under READ COMMITTED a claim query that started before a competing claim committed may still
     lock that item once the competitor's transaction ends (the item row itself did not change, so
@@ -156,24 +189,22 @@ def claim_next(
     lost: list[int] = []
     for _ in range(CLAIM_ATTEMPTS):
         with transaction.atomic():
-            queue = queue_of().exclude(pk__in=lost) if lost else queue_of()
-            item = (
-                queue.select_related("issue")
-                .select_for_update(skip_locked=True, of=("self",))
-                .first()
-            )
+            item = pick(lost)
             if item is None:
                 return None
             if not room(item):
                 lost.append(item.pk)
                 continue
-            Reservation.objects.update_or_create(
-                item=item,
-                volunteer=volunteer,
-                defaults={
-                    "expires_at": now + timedelta(minutes=project.reservation_minutes),
-                    "created_at": now,
-                },
+            expires_at = now + timedelta(minutes=project.reservation_minutes)
+            Reservation.objects.bulk_create(  # one statement: insert, or renew my old one
+                [
+                    Reservation(
+                        item=item, volunteer=volunteer, created_at=now, expires_at=expires_at
+                    )
+                ],
+                update_conflicts=True,
+                unique_fields=["item", "volunteer"],
+                update_fields=["created_at", "expires_at"],
             )
             return item
     return None
@@ -208,13 +239,14 @@ def next_item_claim(*, project: Project, volunteer) -> Claim:
             now=now,
         )
 
-    item = claim_next(
-        project=project,
-        volunteer=volunteer,
-        queue_of=lambda: _labelable(project=project, volunteer=volunteer, now=now),
-        room=room,
-        now=now,
-    )
+    def pick(lost: list[int]) -> Item | None:
+        sql, params = labelable_sql(project=project, volunteer=volunteer, now=now, lost=lost)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+        return Item.objects.select_related("issue").get(pk=row[0]) if row else None
+
+    item = claim_next(project=project, volunteer=volunteer, pick=pick, room=room, now=now)
     if item is not None:
         return Claim(item, expires_at=now + timedelta(minutes=project.reservation_minutes))
     return Claim(None, _why_none(project=project, volunteer=volunteer, now=now))

@@ -118,7 +118,7 @@ def _annotation_create(*, item: Item, volunteer, node: Node, summary: str) -> An
             "ask for the next item."
         )
     pilot = project.pilot_status == PilotStatus.RUNNING
-    lead = is_lead(volunteer, project)
+    lead = pilot and is_lead(volunteer, project)  # the role only matters during a pilot
     if pilot and not (lead and item.in_pilot):
         raise Conflict("The lead is running a pilot; labeling opens when it closes.")
     now = timezone.now()

@@ -16,6 +16,7 @@ from annotation.assignment import (
     Claim,
     NoneReason,
     claim_next,
+    lock_first,
     reservation_room,
 )
 from annotation.audit import audit_record
@@ -96,7 +97,9 @@ def screening_next_claim(*, project: Project, volunteer) -> Claim:
     item = claim_next(
         project=project,
         volunteer=volunteer,
-        queue_of=lambda: _to_screen(project=project, volunteer=volunteer, now=now),
+        pick=lambda lost: lock_first(
+            _to_screen(project=project, volunteer=volunteer, now=now), lost
+        ),
         room=room,
         now=now,
     )
