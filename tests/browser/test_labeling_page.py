@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from annotation.labeling import annotation_submit
 from annotation.models import Annotation, Item, ScreeningVote, Stage
 from tests.annotation.labeling_helpers import items, node
-from tests.browser.test_pages import collect_errors, sign_in
+from tests.browser.test_pages import collect_errors, scripts_ready, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -19,7 +19,9 @@ SECRET = "SECRET-SUMMARY-OF-B"
 
 
 def body_focused(page: Page) -> None:
-    """Start keyboard work from the page, not from a link the sign-in left focused."""
+    """Start keyboard work from the page once its scripts run, not from a link the sign-in left
+    focused."""
+    scripts_ready(page)
     page.evaluate("document.activeElement && document.activeElement.blur()")
 
 

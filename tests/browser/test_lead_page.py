@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.annotation.lead_helpers import labeled_item, trio_fixture  # noqa: F401
-from tests.browser.test_pages import sign_in
+from tests.browser.test_pages import scripts_ready, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -29,11 +29,13 @@ def test_lead_resolves_from_the_queue_with_the_keyboard(page, personas, project,
     expect(page.locator("#lead-panel .disputed-count")).to_have_text("2")
     page.locator("#disputed-link").click()
     expect(page.locator("#disputed-queue tbody tr")).to_have_count(2)
+    scripts_ready(page)
 
     # j selects the first row, Enter opens it (a focused link)
     page.keyboard.press("j")
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(rf"/items/{first.pk}/resolve/"))
+    scripts_ready(page)
     expect(page.locator("#labels tbody tr")).to_have_count(3)
 
     # hiding volunteer names is remembered across pages

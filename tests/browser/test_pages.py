@@ -22,6 +22,11 @@ MATCHES = "#taxonomy-tree li.node.match"
 HAS_MATCH_CLASS = re.compile(r"\bmatch\b")
 
 
+def scripts_ready(page: Page) -> None:
+    """Wait until the current page's scripts have run (static/js/ready.js comes last)."""
+    expect(page.locator("html")).to_have_attribute("data-ready", "1")
+
+
 def sign_in(page: Page, username: str, password: str = PASSWORD) -> None:
     """Fill and submit the login form, as a person would."""
     page.goto("/accounts/login/")
