@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from concord.auth import ThrottledLoginView
+from concord.tokens import api_token_page
 
 api = [
     path("", include("taxonomy.api.urls")),
@@ -16,6 +17,7 @@ api = [
 urlpatterns = [
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/api-token/", api_token_page, name="api-token"),
     path("admin/login/", ThrottledLoginView.as_view()),
     path("admin/", admin.site.urls),
     path("api/", include(api)),
