@@ -18,20 +18,25 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Workers:
-    """Start and kill worker processes bound to this test's database, queue and fake forge."""
+    """Start and kill worker processes bound to this test's database, queue and (if given) fake
+    forge."""
 
     def __init__(self, forge, queue: str, logs: Path):
-        db = connection.settings_dict
         self.env = {
             **os.environ,
-            "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
             "CELERY_QUEUE": queue,
             "SECRET_KEY": settings.SECRET_KEY,
-            "GITHUB_API_URL": forge.github_api,
             "HARVEST_PAGES_PER_TASK": "3",
             "HARVEST_STALE_SECONDS": "2",
             "HARVEST_BACKOFF_SECONDS": "0.01",
         }
+        db = connection.settings_dict
+        if connection.vendor == "postgresql":  # the test database, not the one in the env
+            self.env["DATABASE_URL"] = (
+                f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+            )
+        if forge is not None:
+            self.env["GITHUB_API_URL"] = forge.github_api
         self.queue, self.logs, self.processes = queue, logs, []
 
     def start(self) -> subprocess.Popen:

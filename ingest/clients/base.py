@@ -196,6 +196,28 @@ class ForgeClient:
             reset_at=datetime.fromtimestamp(int(reset), UTC) if reset and reset.isdigit() else None,
         )
 
+    # Each host's client turns its JSON into records, and knows its pages and URLs.
+    def parse_issue(self, item: dict) -> IssueRecord:
+        raise NotImplementedError
+
+    def parse_comment(self, item: dict) -> CommentRecord:
+        raise NotImplementedError
+
+    def repo_url(self, owner: str, repo: str) -> str:
+        raise NotImplementedError
+
+    def _page(self, url: str, etag: str | None, parse: Callable[[dict], object]) -> Page:
+        raise NotImplementedError
+
+    def issues_page(self, url: str, *, etag: str | None = None) -> Page:
+        return self._page(url, etag, self.parse_issue)
+
+    def comments_page(self, url: str, *, etag: str | None = None) -> Page:
+        return self._page(url, etag, self.parse_comment)
+
+    def issue(self, owner: str, repo: str, number: str) -> IssueRecord:
+        return self.parse_issue(self.get(f"{self.repo_url(owner, repo)}/issues/{number}").json())
+
 
 def _message(response: requests.Response) -> str:
     try:

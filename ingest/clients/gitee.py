@@ -23,6 +23,14 @@ CLOSED_STATES = {"closed", "rejected"}
 class GiteeClient(ForgeClient):
     host = "gitee"
 
+    @staticmethod
+    def parse_issue(item: dict) -> IssueRecord:
+        return issue_record(item)
+
+    @staticmethod
+    def parse_comment(item: dict) -> CommentRecord:
+        return comment_record(item)
+
     def repo_url(self, owner: str, repo: str) -> str:
         return f"{self.api_url}/repos/{quote(owner)}/{quote(repo)}"
 
@@ -49,15 +57,6 @@ class GiteeClient(ForgeClient):
             }
         )
         return f"{self.repo_url(owner, repo)}/issues/comments?{query}"
-
-    def issues_page(self, url: str, *, etag: str | None = None) -> Page:
-        return self._page(url, etag, issue_record)
-
-    def comments_page(self, url: str, *, etag: str | None = None) -> Page:
-        return self._page(url, etag, comment_record)
-
-    def issue(self, owner: str, repo: str, number: str) -> IssueRecord:
-        return issue_record(self.get(f"{self.repo_url(owner, repo)}/issues/{number}").json())
 
     def issue_comments(self, owner: str, repo: str, number: str) -> list[CommentRecord]:
         query = urlencode({"page": 1, "per_page": PER_PAGE})

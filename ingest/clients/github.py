@@ -22,6 +22,14 @@ API_VERSION = "2022-11-28"
 class GitHubClient(ForgeClient):
     host = "github"
 
+    @staticmethod
+    def parse_issue(item: dict) -> IssueRecord:
+        return issue_record(item)
+
+    @staticmethod
+    def parse_comment(item: dict) -> CommentRecord:
+        return comment_record(item)
+
     def headers(self) -> dict[str, str]:
         return {
             **super().headers(),
@@ -49,15 +57,6 @@ class GitHubClient(ForgeClient):
             }
         )
         return f"{self.repo_url(owner, repo)}/issues/comments?{query}"
-
-    def issues_page(self, url: str, *, etag: str | None = None) -> Page:
-        return self._page(url, etag, issue_record)
-
-    def comments_page(self, url: str, *, etag: str | None = None) -> Page:
-        return self._page(url, etag, comment_record)
-
-    def issue(self, owner: str, repo: str, number: str) -> IssueRecord:
-        return issue_record(self.get(f"{self.repo_url(owner, repo)}/issues/{number}").json())
 
     def issue_comments(self, owner: str, repo: str, number: str) -> list[CommentRecord]:
         url: str | None = (

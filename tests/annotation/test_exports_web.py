@@ -24,19 +24,6 @@ def exports_dir(settings, tmp_path):
 
 
 @pytest.fixture
-def eager_tasks():
-    """Celery as configured without a broker: tasks run in-process when enqueued (this
-    process's runs, not a mock). Services enqueue after commit, so pair it with
-    django_capture_on_commit_callbacks(execute=True)."""
-    from concord import celery_app
-
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.CELERY_TASK_ALWAYS_EAGER = True
-    yield
-    celery_app.conf.CELERY_TASK_ALWAYS_EAGER = previous
-
-
-@pytest.fixture
 def admin_client(client, personas):
     client.force_login(personas["admin"])
     return client

@@ -16,27 +16,12 @@ from playwright.sync_api import Page, expect
 
 from ingest.models import HarvestRun, Issue, RunStatus
 from tests.browser.test_pages import collect_errors, sign_in
-from tests.fakes.forge import FakeForge, make_github_issues
+from tests.fakes.forge import make_github_issues
 from tests.workers import worker_pool
 
 pytestmark = pytest.mark.browser
 
 HARVEST_TIMEOUT_MS = 90_000  # a cold worker start plus the harvest, on a slow CI machine
-
-
-@pytest.fixture
-def forge(settings):
-    with FakeForge() as fake:
-        settings.GITHUB_API_URL = fake.github_api
-        settings.HARVEST_BACKOFF_SECONDS = 0.01
-        yield fake
-
-
-@pytest.fixture
-def staff(personas):
-    from tests.factories import UserFactory
-
-    return UserFactory(username="staff", is_staff=True)
 
 
 @pytest.fixture
