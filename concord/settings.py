@@ -125,13 +125,24 @@ REDIS_URL = env("REDIS_URL", default="")
 CACHE_URL = env(
     "CACHE_URL", default=REDIS_URL
 )  # a separate Redis db keeps cache.clear() off the broker
+# The cache only speeds things up and throttles sign-ins: with Redis down it answers "miss" after
+# a short timeout (django-redis IGNORE_EXCEPTIONS, logged), so signing in and labeling go on.
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": {
+                "IGNORE_EXCEPTIONS": True,
+                "SOCKET_CONNECT_TIMEOUT": 0.5,
+                "SOCKET_TIMEOUT": 0.5,
+            },
+        }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 
 # ---------------------------------------------------------------- celery
 CELERY_BROKER_URL = REDIS_URL or "memory://"
