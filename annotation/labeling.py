@@ -309,9 +309,10 @@ class Progress:
 
 
 def volunteer_progress(*, project: Project, volunteer, waiting: bool = True) -> Progress:
-    """My labels against my quota (or the items there are to label), what waits for me, and how
-    far the project is (items with k labels among those past screening). No per-item counts of
-    labels are shown to volunteers, so nothing here reveals other volunteers' answers."""
+    """My labels against my quota (or against mine plus what still waits for me), what waits
+    for me, and how far the project is (items with k labels among those past screening). No
+    per-item counts of labels are shown to volunteers, so nothing here reveals other volunteers'
+    answers. `waiting=False` skips counting the candidates left to screen."""
     stages = dict(project.items.values_list("stage").annotate(n=Count("pk")).order_by())
     past_screening = sum(
         n for stage, n in stages.items()
@@ -319,7 +320,6 @@ def volunteer_progress(*, project: Project, volunteer, waiting: bool = True) -> 
     )  # fmt: skip
     done = sum(stages.get(stage, 0) for stage in REVEALED_STAGES)
     mine = Annotation.objects.filter(item__project=project, volunteer=volunteer).count()
-    target = project.quota_per_volunteer or past_screening
     labelable = Item.objects.filter(
         project=project, stage__in=LABELABLE_STAGES, label_count__lt=project.overlap_k
     )
@@ -329,8 +329,6 @@ def volunteer_progress(*, project: Project, volunteer, waiting: bool = True) -> 
     if project.quota_per_volunteer is not None and mine >= project.quota_per_volunteer:
         labelable = labelable.none()
     mine_q = Q(item=OuterRef("pk"), volunteer=volunteer)
-    if not waiting:  # the labeling page shows only the progress bars
-        labelable = labelable.none()
     waiting_to_label = (
         labelable.exclude(Exists(Annotation.objects.filter(mine_q)))
         .exclude(Exists(Skip.objects.filter(mine_q)))
@@ -345,7 +343,7 @@ def volunteer_progress(*, project: Project, volunteer, waiting: bool = True) -> 
         )
     return Progress(
         mine=mine,
-        mine_target=max(target, mine),
+        mine_target=max(project.quota_per_volunteer or mine + waiting_to_label, mine),
         waiting_to_label=waiting_to_label,
         waiting_to_screen=waiting_to_screen,
         project_done=done,

@@ -172,3 +172,18 @@ def test_title_highlighting_escapes_first():
     assert highlight_text("<b>GPT-4</b> OOM", ["gpt"]) == (
         '&lt;b&gt;<mark class="kw">GPT</mark>-4&lt;/b&gt; OOM'
     )
+
+
+def test_my_progress_counts_what_i_can_still_label_not_finished_items(project, personas):
+    from annotation.labeling import volunteer_progress
+    from tests.annotation.labeling_helpers import items
+
+    items(project, 5, stage=Stage.FINAL)  # done before I came: not mine to label
+    first, _, _ = items(project, 3)
+    me = personas["volunteer_a"]
+    annotation_submit(item=first, volunteer=me, node=label_node(project=project, code="C.1"),
+                      summary="x")  # fmt: skip
+    progress = volunteer_progress(project=project, volunteer=me)
+    assert (progress.mine, progress.mine_target, progress.waiting_to_label) == (1, 3, 2)
+    project.quota_per_volunteer = 10
+    assert volunteer_progress(project=project, volunteer=me).mine_target == 10
