@@ -125,14 +125,15 @@ def report_data(report: UrlImportReport, name: str) -> dict:
 
 class UrlListImportApi(APIView):
     """Import an issue-URL list (one URL per line). Good lines go in, bad lines come back with
-    their line numbers; 400 when no line could be taken."""
+    their line numbers; 422 with the same report when no line could be taken, 400 when the
+    request itself is wrong (no text, not UTF-8)."""
 
     permission_classes = [IsIngestAdmin]
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     @extend_schema(
         request={"application/json": UrlListIn, "multipart/form-data": UrlListIn},
-        responses={200: UrlListReportOut, 400: UrlListReportOut},
+        responses={200: UrlListReportOut, 422: UrlListReportOut},
     )
     def post(self, request: Request) -> Response:
         data = UrlListIn(data=request.data)
@@ -150,5 +151,5 @@ class UrlListImportApi(APIView):
         if report.lines == 0:
             raise ConcordError(f"{name} has no issue URLs (one per line).")
         taken = report.created + report.already_known
-        code = status.HTTP_200_OK if taken else status.HTTP_400_BAD_REQUEST
+        code = status.HTTP_200_OK if taken else status.HTTP_422_UNPROCESSABLE_ENTITY
         return Response(UrlListReportOut(report_data(report, name)).data, status=code)

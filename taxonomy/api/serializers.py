@@ -10,7 +10,7 @@ class ExampleOut(serializers.ModelSerializer):
 
 
 class NodeOut(serializers.ModelSerializer):
-    parent = serializers.SlugRelatedField(slug_field="code", read_only=True)
+    parent = serializers.SlugRelatedField(slug_field="code", read_only=True, allow_null=True)
     examples = ExampleOut(many=True, read_only=True)
 
     class Meta:
@@ -24,7 +24,7 @@ class TreeNodeOut(serializers.Serializer):
     level = serializers.CharField(source="node.level")
     name = serializers.CharField(source="node.name")
     definition = serializers.CharField(source="node.definition")
-    retired_at = serializers.DateTimeField(source="node.retired_at")
+    retired_at = serializers.DateTimeField(source="node.retired_at", allow_null=True)
     examples = ExampleOut(source="node.examples.all", many=True)
     children = serializers.SerializerMethodField()
 

@@ -15,7 +15,7 @@ class TaxonomyViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = TaxonomyOut
 
     @extend_schema(responses=TreeNodeOut(many=True))
-    @action(detail=True)
+    @action(detail=True, pagination_class=None)
     def tree(self, request, pk=None):
         return Response(TreeNodeOut(taxonomy_tree(self.get_object()), many=True).data)
 

@@ -311,10 +311,10 @@ def test_url_list_file_upload_and_repeat(api):
     assert (again.json()["created"], again.json()["already_known"]) == (0, 2)
 
 
-def test_a_url_list_with_only_bad_lines_is_400_listing_them(api):
+def test_a_url_list_with_only_bad_lines_is_422_listing_them(api):
     text = "not a url\nhttps://gitlab.com/a/b/issues/1\n\nhttps://github.com/a/b/pull/2\n"
     response = api.post("/api/url-lists/", {"text": text}, content_type="application/json")
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert [(e["line"], e["message"].split()[0]) for e in response.json()["errors"]] == [
         (1, "'not"),
         (2, "unknown"),
