@@ -40,6 +40,8 @@ bench: setup services
 	  $(BIN)/python -m tests.bench.labeling
 	DATABASE_URL=$${BENCH_EXPORTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_exports} \
 	  $(BIN)/python -m tests.bench.exports
+	DATABASE_URL=$${BENCH_REPORTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_reports} \
+	  $(BIN)/python -m tests.bench.reports
 
 lint: setup
 	$(BIN)/ruff check .

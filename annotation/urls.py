@@ -7,6 +7,7 @@ urlpatterns = [
     path("", include("annotation.labeling_urls")),
     path("", include("annotation.lead_urls")),
     path("", include("annotation.export_urls")),
+    path("", include("annotation.report_urls")),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path(
         "projects/<slug:slug>/items/from-source/",

@@ -4,9 +4,15 @@ No DATABASE_URL -> a SQLite file under var/; no REDIS_URL -> Celery runs tasks e
 Every variable is listed in `.env.example`.
 """
 
+import os
 import secrets
 import sys
 from pathlib import Path
+
+# Agreement maths multiplies small matrices: OpenBLAS' thread pool only adds contention with the
+# other web and worker processes (a dashboard took 0.7 s single-threaded, up to 6 s threaded on
+# 2 shared cores). Set before numpy is first imported; the environment may override it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import environ
 from django.core.exceptions import ImproperlyConfigured

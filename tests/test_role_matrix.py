@@ -58,6 +58,16 @@ RULES: dict[str, Rule] = {
     "project-agreement": Rule("lead", kwargs="project"),
     "project-agreement-chart": Rule("lead", kwargs="project"),
     "api-project-agreement": Rule("lead", kwargs="project"),
+    # reports (annotation/report_urls.py, annotation/api/report_urls.py): leads and admins
+    "project-reports": Rule("lead", kwargs="project"),
+    "project-reports-confusion": Rule("lead", kwargs="project"),
+    "project-reports-distribution": Rule("lead", kwargs="project"),
+    "project-reports-volunteers": Rule("lead", kwargs="project"),
+    "project-reports-items": Rule("lead", kwargs="project"),
+    "project-report-chart": Rule("lead", kwargs="report_chart"),
+    "api-report-agreement": Rule("lead", kwargs="project"),
+    "api-report-confusion": Rule("lead", kwargs="project"),
+    "api-report-distribution": Rule("lead", kwargs="project"),
     # exports: project admins and staff only
     "project-exports": Rule("admin", kwargs="project"),
     "project-export-job": Rule("admin", kwargs="export_job"),
@@ -209,6 +219,7 @@ def world(personas, project, settings, tmp_path):
         "export_job": {"slug": project.slug, "pk": finished_export(project, settings, tmp_path)},
         "item": {"slug": project.slug, "item_id": disputed_item(project, personas)},
         "proposal": {"slug": project.slug, "pk": open_proposal(project, personas)},
+        "report_chart": {"slug": project.slug, "name": "confusion"},
         "": {},
     }
     people = {
