@@ -1,6 +1,20 @@
 from django.contrib import admin
 
-from annotation.models import Annotation, Item, Membership, Project, Resolution
+from annotation.models import (
+    Annotation,
+    AuditEvent,
+    ExportJob,
+    Item,
+    Membership,
+    Post,
+    Project,
+    Proposal,
+    ProposalVote,
+    Reservation,
+    Resolution,
+    ScreeningVote,
+    Skip,
+)
 
 
 class MembershipInline(admin.TabularInline):
@@ -51,3 +65,100 @@ class ResolutionAdmin(admin.ModelAdmin):
     search_fields = ("item__issue__url", "node__code", "reason")
     list_select_related = ("item__issue", "item__project", "node", "resolver")
     autocomplete_fields = ("item", "node", "resolver")
+
+
+@admin.register(Reservation)
+class ReservationAdmin(admin.ModelAdmin):
+    list_display = ("item", "volunteer", "created_at", "expires_at")
+    list_filter = ("item__project",)
+    search_fields = ("item__issue__url", "volunteer__username")
+    list_select_related = ("item__issue", "volunteer")
+    autocomplete_fields = ("item", "volunteer")
+
+
+@admin.register(Skip)
+class SkipAdmin(admin.ModelAdmin):
+    list_display = ("item", "volunteer", "reason", "created_at")
+    list_filter = ("item__project",)
+    search_fields = ("item__issue__url", "volunteer__username", "reason")
+    list_select_related = ("item__issue", "volunteer")
+    autocomplete_fields = ("item", "volunteer")
+
+
+@admin.register(ScreeningVote)
+class ScreeningVoteAdmin(admin.ModelAdmin):
+    list_display = ("item", "volunteer", "relevant", "reason", "created_at")
+    list_filter = ("relevant", "item__project")
+    search_fields = ("item__issue__url", "volunteer__username", "reason")
+    list_select_related = ("item__issue", "volunteer")
+    autocomplete_fields = ("item", "volunteer")
+
+
+@admin.register(Post)
+class PostAdmin(admin.ModelAdmin):
+    list_display = ("item", "author", "created_at")
+    list_filter = ("item__project",)
+    search_fields = ("item__issue__url", "author__username", "text")
+    list_select_related = ("item__issue", "author")
+    autocomplete_fields = ("item", "author")
+
+
+class ProposalVoteInline(admin.TabularInline):
+    model = ProposalVote
+    extra = 0
+    autocomplete_fields = ("member",)
+
+
+@admin.register(Proposal)
+class ProposalAdmin(admin.ModelAdmin):
+    list_display = ("name", "project", "parent", "proposer", "status", "node", "created_at")
+    list_filter = ("status", "project")
+    search_fields = ("name", "definition", "reason", "proposer__username")
+    list_select_related = ("project", "parent", "proposer", "node")
+    autocomplete_fields = ("proposer", "parent", "node", "items")
+    inlines = [ProposalVoteInline]
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    """Read-only: the trail is written by the services, never edited by hand."""
+
+    list_display = ("created_at", "project", "item", "actor", "action")
+    list_filter = ("action", "project")
+    search_fields = ("item__issue__url", "actor__username")
+    list_select_related = ("project", "item__issue", "actor")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ExportJob)
+class ExportJobAdmin(admin.ModelAdmin):
+    list_display = (
+        "pk",
+        "project",
+        "format",
+        "status",
+        "rows_written",
+        "requested_by",
+        "created_at",
+    )
+    list_filter = ("status", "format", "project")
+    search_fields = ("project__slug", "requested_by__username", "error")
+    list_select_related = ("project", "requested_by")
+    readonly_fields = ("file", "rows_written", "rows_total", "started_at", "finished_at", "error")
+
+
+@admin.register(ProposalVote)
+class ProposalVoteAdmin(admin.ModelAdmin):
+    list_display = ("proposal", "member", "approve", "created_at")
+    list_filter = ("approve", "proposal__project")
+    search_fields = ("proposal__name", "member__username")
+    list_select_related = ("proposal", "member")
+    autocomplete_fields = ("proposal", "member")

@@ -1,6 +1,14 @@
 from django.contrib import admin
 
-from ingest.models import Comment, HarvestRun, Issue, KeywordMatch, KeywordSet, Source
+from ingest.models import (
+    Comment,
+    HarvestRun,
+    Issue,
+    KeywordMatch,
+    KeywordSet,
+    PageValidator,
+    Source,
+)
 
 
 class CommentInline(admin.TabularInline):
@@ -76,3 +84,13 @@ class HarvestRunAdmin(admin.ModelAdmin):
     search_fields = ("source__owner", "source__repo")
     list_select_related = ("source",)
     readonly_fields = ("cursor",)
+
+
+@admin.register(PageValidator)
+class PageValidatorAdmin(admin.ModelAdmin):
+    """What the last harvest saw per page URL (ETag, next link); delete to force a full refetch."""
+
+    list_display = ("source", "url", "etag", "ends_phase")
+    list_filter = ("source",)
+    search_fields = ("url", "etag")
+    list_select_related = ("source",)
