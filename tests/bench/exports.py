@@ -33,13 +33,11 @@ from tests.bench.run import (
     Figure,
     configure_environment,
     ensure_database,
-    generate_csv,
+    imported_study_project,
     load_taxonomy,
     print_table,
-    reset_work,
     setup_django,
     timed,
-    work_counts,
 )
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_exports"
@@ -51,32 +49,13 @@ QUARTER_REPOSITORY = "pytorch/pytorch"
 
 def prepare(taxonomy, *, rows: int, seed: int, reimport: bool):
     """The bench project, importing the generated file only if it is not there yet."""
-    from django.conf import settings
     from django.db import connection
 
-    from annotation.importers import study_labels_import
-    from annotation.models import Project
-    from tests.bench.run import PROJECT_SLUG
-
-    path = Path(settings.VAR_DIR) / "bench" / f"study-labels-{rows}-seed{seed}.csv"
-    if not path.exists():
-        generate_csv(
-            path, rows=rows, seed=seed, labels_dir=Path(settings.STUDY_DATA_DIR) / "labels"
-        )
-        print(f"generated {path}")
-    expected = {
-        "issues": rows,
-        "items": rows,
-        "annotations": rows * LABEL_COLUMNS,
-        "resolutions": rows,
-    }
-    project = Project.objects.filter(slug=PROJECT_SLUG).first()
-    if project is not None and not reimport and work_counts(project) == expected:
-        print(f"reusing the imported project ({rows} issues)")
-        return project, path
-    project = reset_work(taxonomy)
-    seconds, report = timed(lambda: study_labels_import(project=project, path=path))
-    print(f"imported {path.name} in {seconds:.1f} s: {report}")
+    project, imported = imported_study_project(
+        taxonomy, rows=rows, seed=seed, reimport=reimport, label_columns=LABEL_COLUMNS
+    )
+    if not imported:
+        return project
     with connection.cursor() as cursor:
         # Creation dates the file does not carry: spread deterministically over 2023-2025.
         cursor.execute(
@@ -84,7 +63,7 @@ def prepare(taxonomy, *, rows: int, seed: int, reimport: bool):
             "+ ((id * 7919) % 850) * interval '1 day' + (id % 86400) * interval '1 second'"
         )
         cursor.execute("ANALYZE")
-    return project, path
+    return project
 
 
 def export_once(project, options, folder: Path) -> int:
@@ -121,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     from annotation.exports import export_count, export_options
 
     print(f"database {db_name}; Python {sys.version.split()[0]}; {os.cpu_count()} CPU(s)")
-    project, _ = prepare(load_taxonomy(), rows=args.rows, seed=args.seed, reimport=args.reimport)
+    project = prepare(load_taxonomy(), rows=args.rows, seed=args.seed, reimport=args.reimport)
 
     figures: list[Figure] = []
     problems: list[str] = []

@@ -23,22 +23,18 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
 from tests.bench.run import (
-    PROJECT_SLUG,
     SEED,
     STUDY_ROWS,
     Figure,
     configure_environment,
     ensure_database,
-    generate_csv,
+    imported_study_project,
     load_taxonomy,
     print_table,
-    reset_work,
     setup_django,
     timed,
-    work_counts,
 )
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_reports"
@@ -48,31 +44,15 @@ LABEL_COLUMNS = 7
 
 def prepare(taxonomy, *, rows: int, seed: int, reimport: bool):
     """The bench project, importing the generated file only if it is not there yet."""
-    from django.conf import settings
     from django.db import connection
 
-    from annotation.importers import study_labels_import
-    from annotation.models import Annotation, Project
+    from annotation.models import Annotation
 
-    path = Path(settings.VAR_DIR) / "bench" / f"study-labels-{rows}-seed{seed}.csv"
-    if not path.exists():
-        generate_csv(
-            path, rows=rows, seed=seed, labels_dir=Path(settings.STUDY_DATA_DIR) / "labels"
-        )
-        print(f"generated {path}")
-    expected = {
-        "issues": rows,
-        "items": rows,
-        "annotations": rows * LABEL_COLUMNS,
-        "resolutions": rows,
-    }
-    project = Project.objects.filter(slug=PROJECT_SLUG).first()
-    if project is not None and not reimport and work_counts(project) == expected:
-        print(f"reusing the imported project ({rows} issues)")
+    project, imported = imported_study_project(
+        taxonomy, rows=rows, seed=seed, reimport=reimport, label_columns=LABEL_COLUMNS
+    )
+    if not imported:
         return project
-    project = reset_work(taxonomy)
-    seconds, report = timed(lambda: study_labels_import(project=project, path=path))
-    print(f"imported {path.name} in {seconds:.1f} s: {report}")
     table = Annotation._meta.db_table
     with connection.cursor() as cursor:
         # Label times the file does not carry: an item's labels start on one of 182 days

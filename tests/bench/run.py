@@ -222,6 +222,37 @@ def reset_work(taxonomy):
     return Project.objects.create(name="Bench (study scale)", slug=PROJECT_SLUG, taxonomy=taxonomy)
 
 
+def imported_study_project(taxonomy, *, rows: int, seed: int, reimport: bool, label_columns: int):
+    """The study-scale bench project, imported from the generated file unless an earlier run left
+    it complete (benchmarks on their own databases keep it between runs). Returns it and whether
+    it was imported now."""
+    from django.conf import settings
+
+    from annotation.importers import study_labels_import
+    from annotation.models import Project
+
+    path = Path(settings.VAR_DIR) / "bench" / f"study-labels-{rows}-seed{seed}.csv"
+    if not path.exists():
+        generate_csv(
+            path, rows=rows, seed=seed, labels_dir=Path(settings.STUDY_DATA_DIR) / "labels"
+        )
+        print(f"generated {path}")
+    expected = {
+        "issues": rows,
+        "items": rows,
+        "annotations": rows * label_columns,
+        "resolutions": rows,
+    }
+    project = Project.objects.filter(slug=PROJECT_SLUG).first()
+    if project is not None and not reimport and work_counts(project) == expected:
+        print(f"reusing the imported project ({rows} issues)")
+        return project, False
+    project = reset_work(taxonomy)
+    seconds, report = timed(lambda: study_labels_import(project=project, path=path))
+    print(f"imported {path.name} in {seconds:.1f} s: {report}")
+    return project, True
+
+
 def analyze() -> None:
     from django.db import connection
 
