@@ -45,10 +45,12 @@ RULES: dict[str, Rule] = {
     "schema": Rule("signed-in"),
     "api-docs": Rule("signed-in"),
     "api-root": Rule("signed-in"),
-    # taxonomy: readable by everyone signed in (pages and API share two names; see README)
+    # taxonomy: readable by everyone signed in
     "taxonomy-list": Rule("signed-in"),
     "taxonomy-detail": Rule("signed-in", kwargs="taxonomy"),
-    "taxonomy-tree": Rule("signed-in", kwargs="taxonomy"),
+    "api-taxonomy-list": Rule("signed-in"),
+    "api-taxonomy-detail": Rule("signed-in", kwargs="taxonomy"),
+    "api-taxonomy-tree": Rule("signed-in", kwargs="taxonomy"),
     "node-list": Rule("signed-in"),
     "node-detail": Rule("signed-in", kwargs="node"),
     # projects
