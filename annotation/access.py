@@ -5,11 +5,26 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
+from django.shortcuts import get_object_or_404
 
-from annotation.models import Membership, Project, Role
+from annotation.models import Item, Membership, Project, Role
 
 # Who may do what a role may do: an admin may do what a lead may, a lead what a volunteer may.
 ROLE_RANK = {Role.VOLUNTEER: 1, Role.LEAD: 2, Role.ADMIN: 3}
+
+
+def role_reaches(role: str | None, at_least: str) -> bool:
+    """Whether `role` (None: not a member) may do what `at_least` may."""
+    return role is not None and ROLE_RANK[Role(role)] >= ROLE_RANK[Role(at_least)]
+
+
+def roles_reaching(at_least: str) -> list[str]:
+    """The roles that may do what `at_least` may, for queries on Membership.role."""
+    return [role for role in ROLE_RANK if role_reaches(role, at_least)]
+
+
+def has_role(user, project: Project, at_least: str) -> bool:
+    return role_reaches(user_role(user, project), at_least)
 
 
 def user_role(user, project: Project) -> str | None:
@@ -44,9 +59,16 @@ def access_project(user, slug: str, *, at_least: str = Role.VOLUNTEER) -> Projec
     role = user_role(user, project) if project else None
     if role is None:
         raise Http404("No such project.")
-    if ROLE_RANK[Role(role)] < ROLE_RANK[Role(at_least)]:
+    if not role_reaches(role, at_least):
         raise PermissionDenied(f"This needs the {Role(at_least).label.lower()} role in {project}.")
     return project
+
+
+def project_item(project: Project, item_id: int) -> Item:
+    """An item of `project` with its issue, or 404 (another project's item id reveals nothing)."""
+    item = get_object_or_404(Item.objects.select_related("issue"), project=project, pk=item_id)
+    item.project = project  # the instance access_project loaded, with its taxonomy and roles
+    return item
 
 
 def projects_of(user) -> QuerySet[Project]:

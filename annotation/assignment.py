@@ -16,7 +16,7 @@ from django.db import connection, models, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from annotation.access import ROLE_RANK, user_role
+from annotation.access import has_role
 from annotation.audit import audit_record
 from annotation.models import (
     LABELABLE_STAGES,
@@ -71,11 +71,6 @@ class Claim:
     @property
     def message(self) -> str:
         return self.reason.label if self.reason else ""
-
-
-def is_lead(user, project: Project) -> bool:
-    role = user_role(user, project)
-    return role is not None and ROLE_RANK[Role(role)] >= ROLE_RANK[Role.LEAD]
 
 
 def live_reservations(*, now=None) -> QuerySet[Reservation]:
@@ -217,7 +212,7 @@ def next_item_claim(*, project: Project, volunteer) -> Claim:
     # Lazily drop the volunteer's own expired reservations (no other row is touched, so
     # concurrent claims never contend on these deletes).
     Reservation.objects.filter(volunteer=volunteer, expires_at__lte=now).delete()
-    if project.pilot_status == PilotStatus.RUNNING and not is_lead(volunteer, project):
+    if project.pilot_status == PilotStatus.RUNNING and not has_role(volunteer, project, Role.LEAD):
         return Claim(None, NoneReason.PILOT_RUNNING)
     if project.quota_per_volunteer is not None and (
         labels_given(project=project, volunteer=volunteer) >= project.quota_per_volunteer

@@ -5,20 +5,19 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
-from annotation.access import user_role
+from annotation.access import role_reaches, user_role
 from annotation.audit import audit_record
 from annotation.models import REVEALED_STAGES, Action, Item, Post, Role
 from concord.errors import ConcordError
 
 POST_MAX_CHARS = 10_000
-LEADS = (Role.LEAD, Role.ADMIN)
 
 
 def labels_revealed(item: Item, role: str | None) -> bool:
     """May someone with `role` in the item's project see its labels and its thread? Leads and
     admins always; volunteers only once the item has all its labels (cross-check or later) and the
     project reveals them then; otherwise another volunteer's label would bias theirs."""
-    if role in LEADS:
+    if role_reaches(role, Role.LEAD):
         return True
     if role != Role.VOLUNTEER:
         return False

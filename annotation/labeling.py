@@ -14,7 +14,8 @@ from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q
 from django.utils import timezone
 
-from annotation.assignment import is_lead, live_reservations
+from annotation.access import has_role
+from annotation.assignment import live_reservations
 from annotation.audit import audit_record
 from annotation.consensus import item_cross_check
 from annotation.highlight import highlight_keywords, highlight_text
@@ -27,6 +28,7 @@ from annotation.models import (
     PilotStatus,
     Project,
     Reservation,
+    Role,
     ScreeningVote,
     Skip,
     Stage,
@@ -118,7 +120,7 @@ def _annotation_create(*, item: Item, volunteer, node: Node, summary: str) -> An
             "ask for the next item."
         )
     pilot = project.pilot_status == PilotStatus.RUNNING
-    lead = pilot and is_lead(volunteer, project)  # the role only matters during a pilot
+    lead = pilot and has_role(volunteer, project, Role.LEAD)  # only matters during a pilot
     if pilot and not (lead and item.in_pilot):
         raise Conflict("The lead is running a pilot; labeling opens when it closes.")
     now = timezone.now()
@@ -324,7 +326,7 @@ def volunteer_progress(*, project: Project, volunteer, waiting: bool = True) -> 
         project=project, stage__in=LABELABLE_STAGES, label_count__lt=project.overlap_k
     )
     if project.pilot_status == PilotStatus.RUNNING:
-        lead = is_lead(volunteer, project)
+        lead = has_role(volunteer, project, Role.LEAD)
         labelable = labelable.filter(in_pilot=True) if lead else labelable.none()
     if project.quota_per_volunteer is not None and mine >= project.quota_per_volunteer:
         labelable = labelable.none()

@@ -8,11 +8,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.access import access_project
+from annotation.access import access_project, project_item
 from annotation.assignment import item_skip, next_item_claim
 from annotation.labeling import (
     access_item_for_labeling,
@@ -123,7 +123,7 @@ def label_item(request, slug: str, item_id: int):
         )
         return render(request, "labeling/label.html", context)
 
-    item = get_object_or_404(Item.objects.select_related("issue"), project=project, pk=item_id)
+    item = project_item(project, item_id)
     code = request.POST.get("node", "")
     summary = request.POST.get("summary", "")
     raw_version = request.POST.get("version", "")
@@ -161,7 +161,7 @@ def label_item(request, slug: str, item_id: int):
 @require_POST
 def label_skip(request, slug: str, item_id: int):
     project = access_project(request.user, slug)
-    item = get_object_or_404(Item.objects.select_related("issue"), project=project, pk=item_id)
+    item = project_item(project, item_id)
     try:
         item_skip(item=item, volunteer=request.user, reason=request.POST.get("reason", ""))
     except ConcordError as exc:
@@ -221,7 +221,7 @@ def screen_next(request, slug: str):
 @require_POST
 def screen_vote(request, slug: str, item_id: int):
     project = access_project(request.user, slug)
-    item = get_object_or_404(Item.objects.select_related("issue"), project=project, pk=item_id)
+    item = project_item(project, item_id)
     verdict = request.POST.get("verdict")
     if verdict not in ("relevant", "irrelevant"):
         messages.error(request, "Choose Relevant (r) or Not relevant (n).")
@@ -256,7 +256,7 @@ def screening_disputes_page(request, slug: str):
 @require_POST
 def screening_decide_view(request, slug: str, item_id: int):
     project = access_project(request.user, slug, at_least=Role.LEAD)
-    item = get_object_or_404(Item.objects.select_related("issue"), project=project, pk=item_id)
+    item = project_item(project, item_id)
     decision = request.POST.get("decision")
     if decision not in ("open", "exclude"):
         messages.error(request, "Choose Open for labeling or Exclude.")

@@ -8,7 +8,6 @@ from urllib.parse import urlencode
 
 from django.db.models import Count, Exists, FloatField, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
-from django.shortcuts import get_object_or_404
 
 from annotation.consensus import majority_suggestion
 from annotation.lead import item_version
@@ -48,15 +47,6 @@ class Vote:
     code: str
     name: str
     n: int
-
-
-def project_item(project: Project, item_id: int) -> Item:
-    """The item `item_id` of `project` (404 for an item of another project)."""
-    return get_object_or_404(
-        Item.objects.select_related("issue", "project", "project__taxonomy"),
-        project=project,
-        pk=item_id,
-    )
 
 
 def _nodes_under(project: Project, code: str) -> list[int]:

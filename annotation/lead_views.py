@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from annotation.access import access_project, user_role
+from annotation.access import access_project, project_item, role_reaches, user_role
 from annotation.discussion import labels_revealed, post_add
 from annotation.lead import RESOLVABLE_STAGES, item_reopen, item_resolve
 from annotation.lead_selectors import (
@@ -23,7 +23,6 @@ from annotation.lead_selectors import (
     item_review,
     parent_choices,
     picker_nodes,
-    project_item,
     queue_neighbours,
     queue_repositories,
     vote_chart,
@@ -44,7 +43,6 @@ from concord.errors import ConcordError
 from taxonomy.models import Level, Node
 
 QUEUE_PER_PAGE = 50
-LEADS = (Role.LEAD, Role.ADMIN)
 
 
 def _queue_url(project, filters: QueueFilters, item_id: int | None = None) -> str:
@@ -192,7 +190,7 @@ def item_discussion_page(request, slug: str, item_id: int):
         "role": role,
         "revealed": revealed,
         "review": review,
-        "is_lead": role in LEADS,
+        "is_lead": role_reaches(role, Role.LEAD),
     }
     return render(request, "lead/item_discussion.html", context)
 
@@ -223,7 +221,7 @@ def pilot_page(request, slug: str):
         return redirect("project-pilot", slug=project.slug)
     project = access_project(request.user, slug)
     role = user_role(request.user, project)
-    is_lead = role in LEADS
+    is_lead = role_reaches(role, Role.LEAD)
     shown = is_lead or project.pilot_status == PilotStatus.CLOSED
     examples: dict[int, list] = {}
     if shown:
@@ -253,7 +251,7 @@ def proposal_list(request, slug: str):
         "proposals": proposals_overview(project),
         "mine": my_votes(project, request.user),
         "voters": electorate(project).count(),
-        "is_lead": role in LEADS,
+        "is_lead": role_reaches(role, Role.LEAD),
     }
     return render(request, "lead/proposal_list.html", context)
 
@@ -360,7 +358,7 @@ def stats_page(request, slug: str):
     numbers only."""
     project = access_project(request.user, slug)
     role = user_role(request.user, project)
-    is_lead = role in LEADS
+    is_lead = role_reaches(role, Role.LEAD)
     rows = volunteer_stats(project, user=None if is_lead else request.user)
     matrix = pairwise_kappa(project, rows) if is_lead and len(rows) > 1 else None
     context = {

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
+from annotation.access import roles_reaching
 from annotation.audit import audit_record
 from annotation.models import (
     Action,
@@ -111,7 +112,7 @@ def pilot_items(project: Project) -> QuerySet[Item]:
 def pilot_examples(project: Project) -> QuerySet[Annotation]:
     """The lead's labels on pilot items: given in the pilot, or by a lead or admin of the
     project."""
-    leads = Membership.objects.filter(project=project, role__in=[Role.LEAD, Role.ADMIN])
+    leads = Membership.objects.filter(project=project, role__in=roles_reaching(Role.LEAD))
     return (
         Annotation.objects.filter(item__project=project, item__in_pilot=True)
         .filter(Q(is_pilot=True) | Q(volunteer__in=leads.values("user")))

@@ -3,7 +3,6 @@ screening decision. Same access rules as the pages (access_project); item payloa
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -12,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.access import access_project
+from annotation.access import access_project, project_item
 from annotation.api.labeling_serializers import (
     AnnotationIn,
     AnnotationOut,
@@ -69,10 +68,6 @@ def claim_response(claim: Claim, *, project: Project, viewer) -> Response:
         item=claim.item, project=project, viewer=viewer, reserved_until=claim.expires_at
     )
     return Response(ItemOut(payload).data)
-
-
-def project_item(project: Project, item_id: int) -> Item:
-    return get_object_or_404(Item.objects.select_related("issue"), project=project, pk=item_id)
 
 
 class NextItemApi(APIView):

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.access import access_project, user_role
+from annotation.access import access_project, has_role, project_item, user_role
 from annotation.api.lead_serializers import (
     ItemStateOut,
     PilotIn,
@@ -37,7 +37,6 @@ from annotation.lead_selectors import (
     QueueFilters,
     disputed_items,
     item_review,
-    project_item,
     vote_distributions,
 )
 from annotation.models import Proposal, Role
@@ -57,7 +56,6 @@ ErrorOut = inline_serializer(
     "LeadErrorOut",
     {"detail": serializers.CharField(), "where": serializers.DictField(allow_null=True)},
 )
-LEADS = (Role.LEAD, Role.ADMIN)
 
 
 def validated(serializer_class, data) -> dict:
@@ -243,7 +241,7 @@ class StatsApi(APIView):
     @extend_schema(responses=StatsOut)
     def get(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug)
-        is_lead = user_role(request.user, project) in LEADS
+        is_lead = has_role(request.user, project, Role.LEAD)
         rows = volunteer_stats(project, user=None if is_lead else request.user)
         kappa = None
         if is_lead:
