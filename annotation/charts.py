@@ -328,6 +328,14 @@ def week_chart(title: str, weeks: list, level: str) -> WeekChart:
     )
 
 
+def shade(value: float) -> tuple[str, str]:
+    """A light-to-dark blue for 0..1 (outside clamped), with ink that stays readable on it."""
+    t = min(max(value, 0.0), 1.0)
+    light, dark = (235, 242, 250), (29, 61, 99)
+    rgb = (round(a + (b - a) * t) for a, b in zip(light, dark, strict=True))
+    return "#{:02x}{:02x}{:02x}".format(*rgb), "#ffffff" if t > 0.55 else "#111111"
+
+
 @dataclass(frozen=True)
 class GridCell:
     x: int
@@ -365,8 +373,6 @@ def heat_grid(
 ) -> HeatGrid:
     """A grid of counts, shaded by size; every cell prints its count (a dot when None), so the
     shade is only a help."""
-    from annotation.stats import _shade  # the volunteers' heat map uses the same blues
-
     top = max([v for row in values for v in row if v is not None] + [1])
     cells = []
     for i, row in enumerate(values):
@@ -375,7 +381,7 @@ def heat_grid(
             if value is None:
                 fill, ink, text = "#f4f4f4", MUTED, "·"
             else:
-                fill, ink = _shade(value / top) if value else ("#ffffff", MUTED)
+                fill, ink = shade(value / top) if value else ("#ffffff", MUTED)
                 text = str(value)
             cells.append(
                 GridCell(

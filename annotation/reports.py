@@ -26,7 +26,7 @@ from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, 
 from django.db.models.functions import TruncWeek
 
 from annotation.models import Annotation, Item, Project, Resolution
-from annotation.selectors import ALL_ITEMS, _fetch, _item_groups, _label_arrays
+from annotation.selectors import ALL_ITEMS, fetch_rows, item_groups, label_arrays
 from taxonomy import agreement
 from taxonomy.models import Level
 from taxonomy.selectors import taxonomy_lineage
@@ -203,7 +203,7 @@ class LabelArrays:
 
 def project_labels(project: Project) -> LabelArrays:
     """ONE query. On PostgreSQL one row per node holding its labels' (item, time) packed into one
-    bigint array, as annotation.selectors._label_arrays and annotation.stats do (a few hundred
+    bigint array, as annotation.selectors.label_arrays and annotation.stats do (a few hundred
     rows instead of 270k, and item and time cannot come apart)."""
     # A pilot label is the lead's worked example, one rater on its item: no agreement to measure.
     labels = Annotation.objects.filter(item__project=project, is_pilot=False)
@@ -211,7 +211,7 @@ def project_labels(project: Project) -> LabelArrays:
         from django.contrib.postgres.aggregates import ArrayAgg
 
         packed = ArrayAgg(F("item_id") * SHIFT + EpochSeconds("created_at"))
-        per_node = _fetch(labels.values_list("node_id").annotate(p=packed).order_by())
+        per_node = fetch_rows(labels.values_list("node_id").annotate(p=packed).order_by())
         sizes = [len(values) for _, values in per_node]
         flat = np.fromiter(
             chain.from_iterable(values for _, values in per_node), dtype=np.int64, count=sum(sizes)
@@ -250,10 +250,10 @@ def _group_items(
 ) -> dict[str, np.ndarray]:
     """Group name -> its item ids: `type` = the final label's type, `repository` = owner/repo.
     One aggregate query on PostgreSQL (a row per final node or per repository); elsewhere
-    annotation.selectors._item_groups, inverted."""
+    annotation.selectors.item_groups, inverted."""
     if connections[Item.objects.db].vendor != "postgresql":
         inverted: dict[str, list[int]] = defaultdict(list)
-        for item, group in _item_groups(project, by, lineage).items():
+        for item, group in item_groups(project, by, lineage).items():
             inverted[group].append(item)
         return {g: np.array(ids, dtype=np.int64) for g, ids in inverted.items()}
     from django.contrib.postgres.aggregates import ArrayAgg
@@ -262,12 +262,12 @@ def _group_items(
     if by == "type":
         finals = Resolution.objects.filter(item__project=project).values_list("node_id")
         names = dict(project.taxonomy.nodes.filter(level=Level.TYPE).values_list("code", "name"))
-        for node, ids in _fetch(finals.annotate(ids=ArrayAgg("item_id")).order_by()):
+        for node, ids in fetch_rows(finals.annotate(ids=ArrayAgg("item_id")).order_by()):
             code = lineage[node][0]
             grouped[f"{code} {names[code]}"].extend(ids)
     else:
         repos = Item.objects.filter(project=project).values_list("issue__owner", "issue__repo")
-        for owner, repo, ids in _fetch(repos.annotate(ids=ArrayAgg("pk")).order_by()):
+        for owner, repo, ids in fetch_rows(repos.annotate(ids=ArrayAgg("pk")).order_by()):
             grouped[f"{owner}/{repo}"].extend(ids)
     return {g: np.array(ids, dtype=np.int64) for g, ids in grouped.items()}
 
@@ -386,7 +386,7 @@ def project_confusion(project: Project, *, level: str = Level.THEME) -> Confusio
     depth = Level.depth_of(level)
     rolled = {node: agreement.roll_up(node, lineage, depth) for node in lineage}
     labels = Annotation.objects.filter(item__project=project, is_pilot=False)
-    items, nodes = _label_arrays(labels)
+    items, nodes = label_arrays(labels)
     codes = sorted({code for code in rolled.values() if code}, key=code_order)
     matrix = agreement.rating_matrix_from_labels(items, nodes, rolled, categories=codes)
     in_use = matrix.counts.sum(axis=0) > 0  # every category of the level was passed in
@@ -484,7 +484,7 @@ class Distribution:
 def project_distribution(project: Project) -> Distribution:
     """Final labels per type, per theme and per repository x type: one aggregate query."""
     lineage = taxonomy_lineage(project.taxonomy)
-    rows = _fetch(
+    rows = fetch_rows(
         Resolution.objects.filter(item__project=project)
         .values_list("item__issue__owner", "item__issue__repo", "node_id")
         .annotate(n=Count("pk"))

@@ -54,7 +54,7 @@ def project_agreement(
     labels = Annotation.objects.filter(item__project=project, is_pilot=False)
     if None in rolled.values():
         labels = labels.filter(node_id__in=[node for node, code in rolled.items() if code])
-    items, nodes = _label_arrays(labels)
+    items, nodes = label_arrays(labels)
     matrix = agreement.rating_matrix_from_labels(
         items, nodes, rolled, categories=taxonomy_codes_at(project.taxonomy, level)
     )
@@ -63,15 +63,15 @@ def project_agreement(
         return AgreementReport(level, by, [GroupAgreement(ALL_ITEMS, 0, None, None, problem)])
     groups = [_group_agreement(ALL_ITEMS, matrix)]
     if by != "none":
-        group_of_item = _item_groups(project, by, lineage)
+        group_of_item = item_groups(project, by, lineage)
         for name, sub in agreement.split_by_group(matrix, group_of_item).items():
             groups.append(_group_agreement(name, sub))
     return AgreementReport(level=level, by=by, groups=groups)
 
 
-def _item_groups(project: Project, by: str, lineage: dict[int, tuple[str, ...]]) -> dict[int, str]:
+def item_groups(project: Project, by: str, lineage: dict[int, tuple[str, ...]]) -> dict[int, str]:
     if by == "type":
-        finals = _fetch(
+        finals = fetch_rows(
             Resolution.objects.filter(item__project=project).values_list("item_id", "node_id")
         )
         names = dict(project.taxonomy.nodes.filter(level=Level.TYPE).values_list("code", "name"))
@@ -83,13 +83,13 @@ def _item_groups(project: Project, by: str, lineage: dict[int, tuple[str, ...]])
     return {pk: f"{owner}/{repo}" for pk, owner, repo in rows}
 
 
-def _label_arrays(labels: QuerySet) -> tuple[np.ndarray, np.ndarray]:
+def label_arrays(labels: QuerySet) -> tuple[np.ndarray, np.ndarray]:
     """Item id and node id of every annotation in `labels`, as two aligned arrays. PostgreSQL
     groups the item ids by node (one row per node, not per label: half the time at study scale)."""
     if connections[labels.db].vendor == "postgresql":
         from django.contrib.postgres.aggregates import ArrayAgg
 
-        per_node = _fetch(
+        per_node = fetch_rows(
             labels.values_list("node_id").annotate(items=ArrayAgg("item_id")).order_by()
         )
         sizes = [len(items) for _, items in per_node]
@@ -98,12 +98,12 @@ def _label_arrays(labels: QuerySet) -> tuple[np.ndarray, np.ndarray]:
         )
         nodes = np.repeat(np.array([node for node, _ in per_node], dtype=np.int64), sizes)
         return items, nodes
-    rows = _fetch(labels.values_list("item_id", "node_id"))
+    rows = fetch_rows(labels.values_list("item_id", "node_id"))
     flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=2 * len(rows))
     return flat[0::2], flat[1::2]
 
 
-def _fetch(rows: QuerySet) -> list[tuple]:
+def fetch_rows(rows: QuerySet) -> list[tuple]:
     """A values_list query's rows straight from the cursor: the same tuples of ints, without
     Django's per-row converters (a third of the time at study scale)."""
     sql, params = rows.query.sql_with_params()

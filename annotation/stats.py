@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Aggregate, Count, F, FloatField, Max, Q
 
+from annotation.charts import GridCell, shade
 from annotation.models import Annotation, Project
 from taxonomy import agreement
 from taxonomy.models import Node
@@ -172,31 +173,13 @@ HEAD_ROOM = 40
 
 
 @dataclass(frozen=True)
-class HeatCell:
-    x: int
-    y: int
-    fill: str
-    ink: str
-    text: str
-    title: str
-
-
-@dataclass(frozen=True)
 class HeatMap:
     width: int
     height: int
     cell: int
     rows: list[tuple[int, str]]  # (y of the text baseline, "1 name")
     columns: list[tuple[int, str]]  # (x of the column centre, "1")
-    cells: list[HeatCell]
-
-
-def _shade(value: float) -> tuple[str, str]:
-    """A light-to-dark blue for kappa 0..1 (negative as 0), with ink that stays readable."""
-    t = min(max(value, 0.0), 1.0)
-    light, dark = (235, 242, 250), (29, 61, 99)
-    rgb = (round(a + (b - a) * t) for a, b in zip(light, dark, strict=True))
-    return "#{:02x}{:02x}{:02x}".format(*rgb), "#ffffff" if t > 0.55 else "#111111"
+    cells: list[GridCell]
 
 
 def kappa_heatmap(matrix: KappaMatrix) -> HeatMap:
@@ -216,10 +199,10 @@ def kappa_heatmap(matrix: KappaMatrix) -> HeatMap:
                 fill, ink, text = "#ffffff", "#666666", "\u2013"
                 title = f"{row.name} and {col.name}: {shared} shared items, kappa not computed"
             else:
-                fill, ink = _shade(value)
+                fill, ink = shade(value)
                 text = f"{value:.2f}"
                 title = f"{row.name} and {col.name}: kappa {value:.3f} on {shared} shared items"
-            cells.append(HeatCell(x, y, fill, ink, text, title))
+            cells.append(GridCell(x, y, fill, ink, text, title, href=""))
     return HeatMap(
         width=NAME_ROOM + n * CELL + 10,
         height=HEAD_ROOM + n * CELL + 10,
