@@ -3,24 +3,34 @@ its progress, find its file.
 
 A job's file is written under a temporary name and renamed when complete (exports.export_to_file),
 and the job turns `done` only after that: a killed worker or a failure never leaves a file a
-user could download half-written. The task is sent with acks_late, so a killed worker's job comes
-back; the rerun claims the job again and rewrites the file from the start.
+user could download half-written. The worker beats a heartbeat as it writes; a job whose heartbeat
+stopped (its worker was killed) or that was never taken (Redis was down when it was queued) is sent
+again by the stale-job sweep, and the rerun claims it and rewrites the file from the start.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.exports import ExportOptions, export_count, export_options, export_to_file
 from annotation.models import ExportJob, ExportStatus, Project
 from concord.errors import ConcordError
+from concord.tasks import send
 
 logger = logging.getLogger(__name__)
+
+
+NOT_TAKEN = (
+    "Queued for {minutes} min and no worker has taken it: the task queue (Redis) or the workers"
+    " may be down. Nothing is lost; it starts by itself once they are back."
+)
 
 
 def export_dir() -> Path:
@@ -30,7 +40,8 @@ def export_dir() -> Path:
 def export_job_start(
     *, project: Project, user, options: ExportOptions, enqueue: bool = True
 ) -> ExportJob:
-    """Queue an export of `project`; the task starts after this transaction commits."""
+    """Queue an export of `project`; the task is sent after this transaction commits.
+    `job.sent` tells whether the broker took it (if not, the sweep sends it later)."""
     with transaction.atomic():
         job = ExportJob.objects.create(
             project=project,
@@ -42,16 +53,22 @@ def export_job_start(
         if enqueue:
             from annotation.tasks import export_job_run as export_job_run_task
 
-            transaction.on_commit(lambda: export_job_run_task.delay(job.pk))
+            transaction.on_commit(lambda: setattr(job, "sent", send(export_job_run_task, job.pk)))
     return job
 
 
 def export_job_run(*, job_id: int) -> ExportJob | None:
     """Write the job's file and mark it done, or failed with the reason. A job already done or
-    failed is left alone; a queued or running one (its worker died) is (re)started."""
-    claimed = ExportJob.objects.filter(
-        pk=job_id, status__in=(ExportStatus.QUEUED, ExportStatus.RUNNING)
-    ).update(status=ExportStatus.RUNNING, started_at=timezone.now(), rows_written=0, error="")
+    failed is left alone, and so is one another worker is writing (a duplicate delivery); a
+    queued one, or a running one whose heartbeat stopped (its worker died), is (re)started."""
+    now = timezone.now()
+    claimed = (
+        ExportJob.objects.filter(pk=job_id)
+        .filter(_unattended(now - timedelta(seconds=settings.JOB_STALE_SECONDS), queued_since=None))
+        .update(
+            status=ExportStatus.RUNNING, started_at=now, heartbeat_at=now, rows_written=0, error=""
+        )
+    )
     job = ExportJob.objects.select_related("project__taxonomy").filter(pk=job_id).first()
     if not claimed or job is None:
         return job
@@ -63,7 +80,9 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
             job.project,
             options,
             export_dir() / name,
-            progress=lambda n: ExportJob.objects.filter(pk=job_id).update(rows_written=n),
+            progress=lambda n: ExportJob.objects.filter(pk=job_id).update(
+                rows_written=n, heartbeat_at=timezone.now()
+            ),
         )
     except ConcordError as exc:  # e.g. a filter's type retired from the taxonomy since
         return _fail(job, exc.message)
@@ -78,6 +97,23 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
     )
     job.refresh_from_db()
     return job
+
+
+def export_jobs_stale() -> list[int]:
+    """Jobs nobody is working on: queued for a while (never sent, or the message was lost) or
+    running without a heartbeat (a killed worker). The sweep sends them again."""
+    limit = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
+    stale = ExportJob.objects.filter(_unattended(limit, queued_since=limit))
+    return sorted(stale.values_list("pk", flat=True))
+
+
+def _unattended(limit, *, queued_since) -> Q:
+    """Queued (before `queued_since`, if given), or running with no heartbeat since `limit`."""
+    queued = Q(status=ExportStatus.QUEUED)
+    if queued_since is not None:
+        queued &= Q(created_at__lt=queued_since)
+    silent = Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=limit)
+    return queued | (Q(status=ExportStatus.RUNNING) & silent)
 
 
 def _remove_leftovers(name: str) -> None:
@@ -117,6 +153,9 @@ def export_job_progress(job: ExportJob) -> dict:
     if job.status == ExportStatus.FAILED:
         return {"fraction": 0.0, "step": f"Failed: {job.error}"}
     if job.status == ExportStatus.QUEUED:
+        waited = (timezone.now() - job.created_at).total_seconds()
+        if waited > settings.JOB_STALE_SECONDS:
+            return {"fraction": 0.0, "step": NOT_TAKEN.format(minutes=max(1, round(waited / 60)))}
         return {"fraction": 0.0, "step": "Queued: waiting for a worker."}
     fraction = min(job.rows_written / total, 0.99) if total else 0.0
     about = f" of about {total:,}" if total is not None else ""

@@ -4,6 +4,7 @@ download the file. Volunteers and leads get 403, non-members 404 (access_project
 from __future__ import annotations
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -13,6 +14,7 @@ from annotation.export_jobs import export_job_file, export_job_progress, export_
 from annotation.exports import export_options, study_columns
 from annotation.models import ExportFormat, ExportJob, Project, Role, Stage
 from concord.errors import ConcordError
+from concord.tasks import NOT_SENT
 from taxonomy.models import Level
 
 JOBS_SHOWN = 20
@@ -75,6 +77,8 @@ def project_exports_page(request, slug: str):
             form.add_error(None, exc.message)
         else:
             job = export_job_start(project=project, user=request.user, options=options)
+            if not getattr(job, "sent", True):
+                messages.warning(request, NOT_SENT)
             return redirect("project-export-job", slug=project.slug, pk=job.pk)
     jobs = project.export_jobs.select_related("requested_by")[:JOBS_SHOWN]
     context = {"project": project, "form": form, "jobs": jobs}

@@ -423,6 +423,9 @@ class ExportJob(models.Model):
     error = models.TextField(blank=True, help_text="Why the export failed, in words.")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life from the worker writing the file."
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

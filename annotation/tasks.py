@@ -1,6 +1,10 @@
 """Celery tasks of the annotation app: ids in, one service call, safe to run twice."""
 
 from celery import shared_task
+from celery.signals import worker_ready
+from django.conf import settings
+
+from concord.tasks import send
 
 
 @shared_task(acks_late=True)
@@ -10,3 +14,20 @@ def export_job_run(job_id: int) -> None:
     from annotation.export_jobs import export_job_run as run
 
     run(job_id=job_id)
+
+
+@shared_task
+def export_jobs_resume_stale() -> list[int]:
+    """Send again exports nobody is working on (beat runs this; so does each worker on start)."""
+    from annotation.export_jobs import export_jobs_stale
+
+    job_ids = export_jobs_stale()
+    for job_id in job_ids:
+        send(export_job_run, job_id)
+    return job_ids
+
+
+@worker_ready.connect
+def _resume_on_start(sender=None, **kwargs) -> None:
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        send(export_jobs_resume_stale)

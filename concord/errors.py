@@ -6,8 +6,14 @@ views show the same message. A traceback never reaches a client.
 
 from __future__ import annotations
 
+import logging
+import sys
 from dataclasses import dataclass
 
+from django import db
+from django.http import HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.utils.http import url_has_allowed_host_and_scheme
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -68,3 +74,42 @@ def api_exception_handler(exc, context):
         body = {"detail": exc.message, "where": exc.where.as_dict() if exc.where else None}
         return Response(body, status=exc.http_status)
     return exception_handler(exc, context)
+
+
+logger = logging.getLogger(__name__)
+
+DATABASE_DOWN = (
+    "The database is not answering (it may be restarting), so this request could not be"
+    " completed. Try again in a few seconds: sending the same label again is safe, it is stored"
+    " once."
+)
+RETRY_AFTER_SECONDS = 5
+
+
+def server_error(request):
+    """handler500, for anything a view did not handle (DEBUG off).
+
+    A database that is down or restarting answers 503 with Retry-After, a retryable error the
+    page and API clients can act on; anything else is a plain 500. Neither page touches the
+    database (no session, no user) nor shows a traceback or SQL.
+    """
+    unavailable = isinstance(sys.exc_info()[1], db.OperationalError | db.InterfaceError)
+    code = 503 if unavailable else 500
+    if request.path.startswith("/api/"):
+        detail = DATABASE_DOWN if unavailable else "Server error; it was logged."
+        response = JsonResponse({"detail": detail, "retryable": unavailable}, status=code)
+    else:
+        context = {"back": _same_site_referer(request), "message": DATABASE_DOWN}
+        html = render_to_string("503.html" if unavailable else "500.html", context)
+        response = HttpResponse(html, status=code)
+    if unavailable:
+        logger.warning("database unavailable during %s %s", request.method, request.path)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+def _same_site_referer(request) -> str:
+    """Where the person came from, if it is this site: the "try again" link goes back there."""
+    referer = request.META.get("HTTP_REFERER", "")
+    allowed = url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure())
+    return referer if allowed else "/"

@@ -96,6 +96,9 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'concord.sqlite3'}"),
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+# A kept connection is checked before a request reuses it: after PostgreSQL restarts, the first
+# request reconnects instead of failing on the dead connection.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # ---------------------------------------------------------------- auth & security
@@ -160,6 +163,22 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... and services are idempotent, so 
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="concord")
+# Jobs report through their database rows, so results are kept only for the liveness probe; a
+# web process then never waits on (or is broken by) a result store that is down.
+CELERY_TASK_IGNORE_RESULT = True
+# With Redis down, queueing gives up within about a second (concord.tasks.send); the job's row
+# waits and the stale-job sweep sends it again.
+CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.25,
+    "interval_max": 0.5,
+}
+# Seconds without a heartbeat before a job counts as abandoned (its worker was killed) and the
+# sweep sends it again.
+JOB_STALE_SECONDS = env.int("JOB_STALE_SECONDS", default=120)
+JOB_SWEEP_SECONDS = env.float("JOB_SWEEP_SECONDS", default=60.0)
 
 # ---------------------------------------------------------------- API
 REST_FRAMEWORK = {
@@ -218,7 +237,17 @@ HARVEST_MAX_RETRIES = env.int("HARVEST_MAX_RETRIES", default=4)  # per request, 
 HARVEST_BACKOFF_SECONDS = env.float("HARVEST_BACKOFF_SECONDS", default=1.0)  # doubles per retry
 HARVEST_SECONDARY_WAIT_SECONDS = env.float("HARVEST_SECONDARY_WAIT_SECONDS", default=60.0)
 HARVEST_PAGES_PER_TASK = env.int("HARVEST_PAGES_PER_TASK", default=25)  # short tasks resume well
-HARVEST_STALE_SECONDS = env.int("HARVEST_STALE_SECONDS", default=120)  # no heartbeat -> resume
 CELERY_BEAT_SCHEDULE = {
-    "harvest-resume-stale": {"task": "ingest.tasks.harvest_resume_stale", "schedule": 60.0},
+    "harvest-resume-stale": {
+        "task": "ingest.tasks.harvest_resume_stale",
+        "schedule": JOB_SWEEP_SECONDS,
+    },
+    "details-resume-stale": {
+        "task": "ingest.tasks.details_resume_stale",
+        "schedule": JOB_SWEEP_SECONDS,
+    },
+    "export-jobs-resume-stale": {
+        "task": "annotation.tasks.export_jobs_resume_stale",
+        "schedule": JOB_SWEEP_SECONDS,
+    },
 }

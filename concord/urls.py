@@ -25,3 +25,5 @@ urlpatterns = [
     path("ingest/", include("ingest.urls")),
     path("", include("annotation.urls")),
 ]
+
+handler500 = "concord.errors.server_error"

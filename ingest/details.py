@@ -1,15 +1,22 @@
 """Details for issues that arrived as bare URLs: title, body, state and comments, one issue at a
 time (a URL list spans many repositories). Issues already fetched are skipped, so a retry after a
-rate limit or a killed worker picks up where it stopped."""
+rate limit or a killed worker picks up where it stopped.
+
+Each pending issue carries `details_requested_at`, set when its batch is sent and renewed as the
+worker goes: a batch whose worker was killed (or that was sent while Redis was down) goes quiet,
+and the sweep (`details_stale`, from beat and each worker's start) sends it again."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from concord.db import upsert
+from concord.tasks import send
 from ingest.clients import ForgeError, RateLimited, RepoNotFound
 from ingest.harvest import (
     COMMENT_UPDATE_FIELDS,
@@ -20,13 +27,39 @@ from ingest.harvest import (
 )
 from ingest.models import Comment, Issue, Source
 
+DETAIL_BATCH = 100
+HEARTBEAT_EVERY = 10  # issues
+
+
+def details_request(issue_ids: Sequence[int]) -> int:
+    """Send the detail fetch of these issues (those still missing it) to the workers, in batches;
+    returns how many batches the broker took. Those it did not take wait for the sweep."""
+    pending = _pending(issue_ids)
+    ids = sorted(pending.values_list("pk", flat=True))
+    pending.update(details_requested_at=timezone.now())
+    from ingest.tasks import issues_fetch_details as fetch_task
+
+    batches = [ids[start : start + DETAIL_BATCH] for start in range(0, len(ids), DETAIL_BATCH)]
+    return sum(send(fetch_task, batch) for batch in batches)
+
+
+def details_stale() -> list[int]:
+    """Issues whose requested fetch went quiet: no worker has touched them for a while."""
+    limit = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
+    quiet = Issue.objects.filter(
+        fetched_at__isnull=True, fetch_error="", details_requested_at__lt=limit
+    )
+    return sorted(quiet.values_list("pk", flat=True))
+
 
 def issues_fetch_details(*, issue_ids: Sequence[int], clients: dict | None = None) -> int:
     """Fetch what is missing; returns how many issues were filled in. Raises RateLimited."""
     clients = clients if clients is not None else {}
     done = 0
-    pending = Issue.objects.filter(pk__in=issue_ids, fetched_at__isnull=True, fetch_error="")
-    for issue in pending.order_by("pk"):
+    pending = _pending(issue_ids)
+    for n, issue in enumerate(pending.order_by("pk")):
+        if n % HEARTBEAT_EVERY == 0:
+            _pending(issue_ids).update(details_requested_at=timezone.now())
         client = clients.get(issue.host) or clients.setdefault(issue.host, _client(issue.host))
         try:
             record = client.issue(issue.owner, issue.repo, issue.number)
@@ -38,7 +71,10 @@ def issues_fetch_details(*, issue_ids: Sequence[int], clients: dict | None = Non
                 if record.comment_count
                 else []
             )
-        except RateLimited:
+        except RateLimited as exc:
+            # The retry comes after the wait: until then the sweep must not send a duplicate.
+            back = timezone.now() + timedelta(seconds=exc.wait_seconds)
+            _pending(issue_ids).update(details_requested_at=back)
             raise
         except RepoNotFound:
             _mark(issue, "not found on the host (deleted, moved, or private)")
@@ -66,6 +102,10 @@ def issues_fetch_details(*, issue_ids: Sequence[int], clients: dict | None = Non
             )
         done += 1
     return done
+
+
+def _pending(issue_ids: Sequence[int]):
+    return Issue.objects.filter(pk__in=issue_ids, fetched_at__isnull=True, fetch_error="")
 
 
 def _client(host: str):

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from concord.db import refresh_planner_statistics, relax_commit_durability, upsert
 from concord.errors import Conflict
+from concord.tasks import send
 from ingest.candidates import candidates_mark
 from ingest.clients import (
     CommentRecord,
@@ -100,7 +101,8 @@ def harvest_start(*, source: Source, user=None, enqueue: bool = True) -> Harvest
         if enqueue:
             from ingest.tasks import harvest_continue as harvest_continue_task
 
-            transaction.on_commit(lambda: harvest_continue_task.delay(run.pk))
+            # `run.sent`: whether the broker took it (if not, the stale-job sweep sends it later)
+            transaction.on_commit(lambda: setattr(run, "sent", send(harvest_continue_task, run.pk)))
     return run
 
 
@@ -409,7 +411,7 @@ def _finish(run: HarvestRun, status: str, *, error: str = "") -> HarvestRun:
 def harvest_runs_stale(*, older_than: timedelta | None = None) -> list[int]:
     """Active runs nobody is working on: no heartbeat for a while (a killed worker), or a wait
     that ended long ago (a lost retry). The caller enqueues them again; steps are idempotent."""
-    limit = timezone.now() - (older_than or timedelta(seconds=settings.HARVEST_STALE_SECONDS))
+    limit = timezone.now() - (older_than or timedelta(seconds=settings.JOB_STALE_SECONDS))
     runs = HarvestRun.objects.filter(status__in=ACTIVE_STATUSES, cancel_requested=False)
     stale = runs.filter(status__in=(RunStatus.QUEUED, RunStatus.RUNNING)).exclude(
         heartbeat_at__gt=limit

@@ -12,10 +12,9 @@ from django.conf import settings
 from django.db import transaction
 
 from concord.errors import RowError
+from ingest.details import details_request
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
 from ingest.services import issues_ensure
-
-DETAIL_BATCH = 100
 
 
 @dataclass
@@ -56,9 +55,5 @@ def url_list_import(*, text: str, name: str, fetch_details: bool = True) -> UrlI
     # Without a worker (eager mode) thousands of fetches would run inside this request: the
     # command's --fetch-details does that job in the foreground instead.
     if fetch_details and report.issue_ids and not settings.CELERY_TASK_ALWAYS_EAGER:
-        from ingest.tasks import issues_fetch_details
-
-        for start in range(0, len(report.issue_ids), DETAIL_BATCH):
-            batch = report.issue_ids[start : start + DETAIL_BATCH]
-            transaction.on_commit(lambda batch=batch: issues_fetch_details.delay(batch))
+        transaction.on_commit(lambda: details_request(report.issue_ids))
     return report

@@ -53,6 +53,12 @@ class Issue(models.Model):
     fetch_error = models.CharField(
         max_length=300, blank=True, help_text="Why fetching details failed, if it did."
     )
+    details_requested_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a worker last took (or was sent) this issue's detail fetch; the sweep "
+        "sends fetches that went quiet again.",
+    )
 
     class Meta:
         # The unique index also serves per-repository scans (its leading columns); a separate

@@ -4,6 +4,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from concord.tasks import send
 from ingest.clients import RateLimited
 
 
@@ -19,7 +20,7 @@ def harvest_continue(self, run_id: int) -> None:
             return  # no worker to come back later: the run shows the wait and can be resumed
         raise self.retry(countdown=max(exc.wait_seconds, 1)) from exc
     if run.is_active:
-        harvest_continue.delay(run_id)
+        send(harvest_continue, run_id)
 
 
 @shared_task
@@ -29,8 +30,16 @@ def harvest_resume_stale() -> list[int]:
 
     run_ids = harvest_runs_stale()
     for run_id in run_ids:
-        harvest_continue.delay(run_id)
+        send(harvest_continue, run_id)
     return run_ids
+
+
+@shared_task
+def details_resume_stale() -> int:
+    """Send again detail fetches that went quiet (beat runs this; so does each worker on start)."""
+    from ingest.details import details_request, details_stale
+
+    return details_request(details_stale())
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)
@@ -49,4 +58,5 @@ def issues_fetch_details(self, issue_ids: list[int]) -> None:
 @worker_ready.connect
 def _resume_on_start(sender=None, **kwargs) -> None:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
-        harvest_resume_stale.delay()
+        send(harvest_resume_stale)
+        send(details_resume_stale)

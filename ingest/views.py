@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from concord.errors import ConcordError
+from concord.tasks import NOT_SENT
 from ingest.access import ingest_admin_required
 from ingest.candidates import keyword_set_save, keyword_sets_save
 from ingest.forms import KeywordFileForm, KeywordSetForm, SourceForm, UrlListForm
@@ -63,6 +64,8 @@ def source_harvest(request, pk: int):
     except ConcordError as exc:
         messages.error(request, exc.message)
         return redirect("ingest-source-detail", pk=source.pk)
+    if not getattr(run, "sent", True):
+        messages.warning(request, NOT_SENT)
     return redirect("ingest-run-detail", pk=run.pk)
 
 

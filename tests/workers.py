@@ -27,7 +27,7 @@ class Workers:
             "CELERY_QUEUE": queue,
             "SECRET_KEY": settings.SECRET_KEY,
             "HARVEST_PAGES_PER_TASK": "3",
-            "HARVEST_STALE_SECONDS": "2",
+            "JOB_STALE_SECONDS": "2",
             "HARVEST_BACKOFF_SECONDS": "0.01",
         }
         db = connection.settings_dict

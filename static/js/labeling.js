@@ -2,7 +2,7 @@
 // sub-theme): digits 1-9 choose among the visible options and go one level down, Backspace goes
 // up, `/` searches names, definitions and examples, Enter submits (from the summary), `s` skips,
 // `?` lists the keys and Esc closes the list. The chosen category and the summary are kept as a
-// draft in localStorage (per project, item and user) until the form is submitted.
+// draft in localStorage (per project, item and user) until the server confirms the submit.
 // Without JavaScript the page still works: every category of the label depth is listed.
 (function () {
   "use strict";
@@ -148,6 +148,7 @@
     var checked = picker.querySelector("input[name=node]:checked");
     if (checked) {  // the server filled the form (an edit, or input kept after an error)
       path = byCode[checked.value].dataset.codes.split(" ");
+      try { localStorage.removeItem(draftKey); } catch (err) { /* nothing to clear */ }
       return;
     }
     var draft = null;
@@ -180,7 +181,8 @@
   });
   summary.addEventListener("input", saveDraft);
   form.addEventListener("submit", function () {
-    try { localStorage.removeItem(draftKey); } catch (err) { /* nothing to clear */ }
+    // Kept until the server confirms the save (drafts.js), so a failed save loses nothing.
+    try { sessionStorage.setItem("concord:draft-sent", draftKey); } catch (err) { /* no storage */ }
   });
 
   document.addEventListener("keydown", function (e) {

@@ -60,7 +60,7 @@ def test_killed_worker_mid_harvest_resumes_without_duplicates_or_gaps(forge, wor
     killed_at = HarvestRun.objects.get(pk=run.pk)
     assert killed_at.is_active, "the run must still be unfinished when its worker dies"
 
-    time.sleep(2.5)  # past HARVEST_STALE_SECONDS: the next worker sees the run as abandoned
+    time.sleep(2.5)  # past JOB_STALE_SECONDS: the next worker sees the run as abandoned
     workers.start()
     done = wait_for(
         lambda: (r := HarvestRun.objects.get(pk=run.pk)).status == RunStatus.DONE and r,

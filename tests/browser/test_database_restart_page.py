@@ -1,0 +1,67 @@
+"""The labeling page in a real chromium while PostgreSQL is down: the submit gets a page that says
+the label was not saved and why, with no automatic reload; once the database is back, "try again"
+returns to the same item with the draft restored, and the submit goes through."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import TIMEOUT_MS
+from tests.browser.test_pages import scripts_ready, sign_in
+from tests.stack import app_on_private_postgres
+
+pytestmark = pytest.mark.browser
+
+SLUG = "faults-page"
+PASSWORD = secrets.token_urlsafe(12)
+
+
+@pytest.fixture(scope="module")
+def app():
+    with app_on_private_postgres(
+        slug=SLUG, volunteers=1, items=5, password=PASSWORD, workers=1, threads=2
+    ) as app:
+        yield app
+
+
+def test_a_submit_while_the_database_is_down_keeps_the_draft(browser, app):
+    context = browser.new_context(base_url=app.server.base_url)
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    sign_in(page, app.usernames[0], PASSWORD)
+    page.goto(f"/projects/{SLUG}/label/")
+    scripts_ready(page)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("1")  # the first type, then its first theme
+    page.keyboard.press("1")
+    chosen = page.locator('input[name="node"]:checked').get_attribute("value")
+    page.keyboard.type("written while the database was down")
+    item_heading = page.locator("h1").inner_text()
+
+    app.cluster.crash()
+    with page.expect_response(lambda r: r.request.method == "POST") as answer:
+        page.keyboard.press("Enter")
+    assert answer.value.status == 503
+    assert answer.value.headers["retry-after"] == "5"
+    expect(page.locator("h1")).to_contain_text("Not saved yet")
+    expect(page.locator("main")).to_contain_text("database is not answering")
+    navigations = []
+    page.on("framenavigated", lambda frame: navigations.append(frame.url))
+    time.sleep(2)
+    assert navigations == [], "the error page must not reload itself"
+
+    app.cluster.start()
+    page.locator("#try-again").click()
+    page.wait_for_load_state()
+    expect(page.locator("h1")).to_have_text(item_heading)  # the same item, still mine
+    expect(page.locator("#summary")).to_have_value("written while the database was down")
+    expect(page.locator(f'input[name="node"][value="{chosen}"]')).to_be_checked()
+    expect(page.locator("#draft-status")).to_contain_text("restored")
+    page.locator("#summary").press("Enter")
+    expect(page.locator(".messages")).to_contain_text(f"Saved: {chosen}")
+    assert len(app.figures()["stored"]) == 1
+    context.close()

@@ -1,0 +1,274 @@
+"""Real services a test can break: a PostgreSQL cluster and a Redis server of the test's own (so
+stopping them disturbs nobody else on the machine), and gunicorn serving the app on them.
+
+Tests and benchmarks use the same pieces: `gunicorn_server` is how the labeling benchmark and the
+fault tests run the app with production settings (DEBUG off).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PG_BIN = Path("/usr/lib/postgresql")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for(condition, timeout: float, what: str, every: float = 0.1):
+    """Poll `condition` until it returns something truthy; fail naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+class PrivateRedis:
+    """A redis-server on a free port, without persistence; `stop` and `start` at will."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        command = ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port)]
+        command += ["--save", "", "--appendonly", "no"]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        wait_for(lambda: _listening(self.port), 10, f"redis-server on port {self.port}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()  # as abrupt as a crash: nothing is flushed, clients see a reset
+            self.process.wait(timeout=10)
+
+
+@contextmanager
+def private_redis() -> Iterator[PrivateRedis]:
+    if shutil.which("redis-server") is None:
+        import pytest
+
+        pytest.skip("needs redis-server on the PATH to run a Redis of the test's own")
+    redis = PrivateRedis()
+    redis.start()
+    try:
+        yield redis
+    finally:
+        redis.stop()
+
+
+class PrivateCluster:
+    """A PostgreSQL cluster in a temporary directory, on a free port, trusting local TCP.
+
+    `crash` stops it in immediate mode (no checkpoint: the next start replays the WAL, as after a
+    power cut); `start` brings it back. Runs as the `postgres` user when the test runs as root.
+    """
+
+    def __init__(self, bindir: Path, data: Path) -> None:
+        self.bindir, self.data = bindir, data
+        self.port = free_port()
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}/concord"
+
+    def _run(self, *command: str) -> None:
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=120)
+
+    def init(self) -> None:
+        self._run(
+            str(self.bindir / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+        )
+        self.start()
+        self._run(
+            str(self.bindir / "createdb"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            "concord",
+        )
+
+    def start(self) -> None:
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.data}"
+        self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.data / "server.log"),
+            "-w",
+            "start",
+        )
+
+    def crash(self) -> None:
+        self._run(
+            str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"
+        )
+
+    def stop(self) -> None:
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+
+@contextmanager
+def private_postgres() -> Iterator[PrivateCluster]:
+    import pytest
+
+    versions = sorted(PG_BIN.glob("*/bin/initdb")) if PG_BIN.is_dir() else []
+    if not versions:
+        pytest.skip("needs PostgreSQL's server binaries (initdb) to run a cluster of its own")
+    folder = Path(tempfile.mkdtemp(prefix="concord-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    cluster = PrivateCluster(versions[-1].parent, folder / "data")
+    cluster.init()
+    try:
+        yield cluster
+    finally:
+        with suppress(subprocess.CalledProcessError):  # already stopped by the test
+            cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def manage(env: dict, *args: str) -> str:
+    """Run `manage.py` with `env`; returns its output, fails the caller with it on an error."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    if done.returncode:
+        raise AssertionError(f"manage.py {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def production_env(**overrides: str) -> dict:
+    """The environment of a production process: DEBUG off, a secret key, the given services."""
+    return {
+        **os.environ,
+        "DEBUG": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(40),
+        **overrides,
+    }
+
+
+class Gunicorn:
+    def __init__(self, process: subprocess.Popen, base_url: str) -> None:
+        self.process, self.base_url = process, base_url
+
+    def worker_pids(self) -> list[int]:
+        """The worker processes (children of the arbiter) alive now."""
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        return [int(pid) for pid in children.read_text().split()]
+
+    def kill_a_worker(self) -> int:
+        """SIGKILL one worker mid-whatever-it-is-doing; the arbiter starts a replacement."""
+        pid = self.worker_pids()[0]
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+
+@contextmanager
+def gunicorn_server(workers: int, threads: int, env: dict | None = None) -> Iterator[Gunicorn]:
+    """gunicorn on a free port with production settings (DEBUG off) unless `env` says otherwise."""
+    port = free_port()
+    command = [sys.executable, "-m", "gunicorn", "concord.wsgi", "--bind", f"127.0.0.1:{port}"]
+    command += ["--workers", str(workers), "--worker-class", "gthread", "--threads", str(threads)]
+    command += ["--log-level", "warning", "--graceful-timeout", "5"]
+    process = subprocess.Popen(command, cwd=ROOT, env=env or production_env())
+    try:
+        server = Gunicorn(process, f"http://127.0.0.1:{port}")
+        _wait_until_up(server.base_url)
+        yield server
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+def _wait_until_up(base_url: str) -> None:
+    import requests
+
+    def answers() -> bool:
+        try:
+            requests.get(f"{base_url}/accounts/login/", timeout=10)
+        except requests.RequestException:  # not listening yet, or still loading the app
+            return False
+        return True
+
+    wait_for(answers, 60, f"gunicorn at {base_url}", every=0.2)
+
+
+@dataclass
+class App:
+    """The app on gunicorn over a cluster of the test's own, seeded by `tests.load seed`."""
+
+    cluster: PrivateCluster
+    server: Gunicorn
+    env: dict
+    slug: str
+    tokens: list[str]
+    usernames: list[str]
+    themes: list[str]
+
+    def figures(self) -> dict:
+        """Stored labels of the seeded volunteers and items past k, read in a process of its
+        own (this one's database connection is the test database's)."""
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.load", "figures", "--slug", self.slug, *self.tokens],
+            cwd=ROOT, env=self.env, capture_output=True, text=True, check=True, timeout=120,
+        )  # fmt: skip
+        figures = json.loads(done.stdout)
+        return {"stored": {tuple(pair) for pair in figures["stored"]}, "over_k": figures["over_k"]}
+
+
+@contextmanager
+def app_on_private_postgres(
+    *, slug: str, volunteers: int, items: int, password: str, workers: int = 3, threads: int = 2
+) -> Iterator[App]:
+    """Migrate and seed a private cluster (no Redis: Celery eager, local-memory cache), then
+    serve it with production settings over plain HTTP."""
+    with private_postgres() as cluster:
+        env = production_env(
+            DATABASE_URL=cluster.url, REDIS_URL="", CACHE_URL="", SECURE_COOKIES="0"
+        )
+        command = [sys.executable, "-m", "tests.load", "seed", "--slug", slug]
+        command += ["--items", str(items), "--volunteers", str(volunteers), "--password", password]
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        if done.returncode:
+            raise AssertionError(f"seeding the private cluster failed:\n{done.stderr}")
+        seeded = json.loads(done.stdout.strip().splitlines()[-1])
+        manage(env, "collectstatic", "--noinput")  # DEBUG off: whitenoise serves the collected
+        with gunicorn_server(workers, threads, env) as server:
+            yield App(cluster, server, env, slug, **seeded)
