@@ -163,6 +163,17 @@ def private_postgres() -> Iterator[PrivateCluster]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def shared_database_url() -> str | None:
+    """The URL of the test database (not the one in the environment) for other processes, when
+    it is PostgreSQL they can share; None for SQLite."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    db = connection.settings_dict
+    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
 def manage(env: dict, *args: str) -> str:
     """Run `manage.py` with `env`; returns its output, fails the caller with it on an error."""
     done = subprocess.run(

@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection
 
 from concord import celery_app
+from tests.stack import shared_database_url
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,26 +21,29 @@ class Workers:
     """Start and kill worker processes bound to this test's database, queue and (if given) fake
     forge."""
 
-    def __init__(self, forge, queue: str, logs: Path):
+    def __init__(self, forge, queue: str, logs: Path, env: dict | None = None):
         self.env = {
             **os.environ,
             "CELERY_QUEUE": queue,
             "SECRET_KEY": settings.SECRET_KEY,
+            "CONCORD_VAR_DIR": str(settings.VAR_DIR),  # where the test expects export files
             "HARVEST_PAGES_PER_TASK": "3",
             "JOB_STALE_SECONDS": "2",
+            "JOB_SWEEP_SECONDS": "1",
             "HARVEST_BACKOFF_SECONDS": "0.01",
+            **(env or {}),
         }
-        db = connection.settings_dict
-        if connection.vendor == "postgresql":  # the test database, not the one in the env
-            self.env["DATABASE_URL"] = (
-                f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-            )
+        if database := shared_database_url():
+            self.env["DATABASE_URL"] = database
         if forge is not None:
             self.env["GITHUB_API_URL"] = forge.github_api
         self.queue, self.logs, self.processes = queue, logs, []
 
-    def start(self) -> subprocess.Popen:
+    def start(self, *, beat: bool = False) -> subprocess.Popen:
+        """A worker process; with `beat`, it also runs the beat schedule (the stale-job sweeps
+        every JOB_SWEEP_SECONDS)."""
         log = (self.logs / f"worker{len(self.processes)}.log").open("w")
+        schedule = ["--beat", "--schedule", str(self.logs / "beat-schedule")] if beat else []
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -57,6 +60,7 @@ class Workers:
                 "INFO",
                 "--without-gossip",
                 "--without-mingle",
+                *schedule,
             ],
             cwd=ROOT,
             env=self.env,
@@ -74,14 +78,15 @@ class Workers:
 
 
 @contextmanager
-def worker_pool(forge, logs: Path) -> Iterator[Workers]:
-    """Workers on a fresh queue; tasks this process sends go to that queue while it is open."""
+def worker_pool(forge, logs: Path, env: dict | None = None) -> Iterator[Workers]:
+    """Workers on a fresh queue; tasks this process sends go to that queue while it is open.
+    `env` adds to or overrides the workers' environment (e.g. another Redis)."""
     queue = f"concord-test-{uuid.uuid4().hex[:8]}"
     # The app reads Django settings under the CELERY_ namespace: that key is the one `delay` sees
     # (`conf.task_default_queue` would be silently ignored).
     previous = celery_app.conf.CELERY_TASK_DEFAULT_QUEUE
     celery_app.conf.CELERY_TASK_DEFAULT_QUEUE = queue
-    pool = Workers(forge, queue, logs)
+    pool = Workers(forge, queue, logs, env)
     try:
         yield pool
     finally:

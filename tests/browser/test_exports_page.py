@@ -40,8 +40,7 @@ def workers(redis_required, live_server, tmp_path, var_dir):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL shared between the live server and the worker process")
     no_forge = SimpleNamespace(github_api="http://127.0.0.1:9/")  # exports fetch nothing
-    with worker_pool(no_forge, tmp_path) as pool:
-        pool.env["CONCORD_VAR_DIR"] = str(var_dir)
+    with worker_pool(no_forge, tmp_path) as pool:  # after var_dir: the workers write there too
         yield pool
 
 

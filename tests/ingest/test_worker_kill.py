@@ -1,39 +1,31 @@
-"""A real Celery worker on Redis is SIGKILLed mid-harvest; another worker finishes the run, and
-the database ends up exactly as after a clean run."""
+"""A real Celery worker on Redis is SIGKILLed mid-harvest, and mid-way through fetching the details
+of a URL list; another worker finishes the work, and the database ends up exactly as after an
+uninterrupted run."""
 
 import os
 import signal
 import time
 from datetime import date
-from pathlib import Path
 
 import pytest
 from django.db import connection
 
+from ingest.details import details_stale, issues_fetch_details
 from ingest.harvest import harvest_start
-from ingest.models import HarvestRun, RunStatus, Source
+from ingest.importers import url_list_import
+from ingest.models import Comment, HarvestRun, Issue, RunStatus, Source
 from tests.fakes.forge import make_github_issues
 from tests.ingest.test_harvest import clean_run_snapshot, snapshot
+from tests.stack import wait_for
 from tests.workers import worker_pool
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def wait_for(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 @pytest.fixture
-def workers(forge, redis_required, transactional_db, tmp_path):
+def workers(forge, redis_required, transactional_db, settings, tmp_path):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL shared between this test and the worker processes")
     with worker_pool(forge, tmp_path) as pool:
+        settings.JOB_STALE_SECONDS = int(pool.env["JOB_STALE_SECONDS"])  # as the workers see it
         yield pool
 
 
@@ -71,3 +63,34 @@ def test_killed_worker_mid_harvest_resumes_without_duplicates_or_gaps(forge, wor
     resumed = snapshot()
     forge.delay = 0
     assert clean_run_snapshot(source) == resumed
+
+
+@pytest.mark.worker
+def test_killed_worker_mid_detail_fetch_is_swept_up_without_duplicates(forge, workers):
+    issues, notes = make_github_issues("NVIDIA", "Megatron-LM", 150, n_prs=0, comments_per_issue=2)
+    forge.add_github_repo("NVIDIA", "Megatron-LM", issues, notes)
+    forge.delay = 0.05  # slow enough to kill the worker in the middle
+    first = workers.start()
+    text = "\n".join(issue["html_url"] for issue in issues)
+    report = url_list_import(text=text, name="megatron.txt")  # sends two batches of 100 and 50
+    fetched = Issue.objects.filter(fetched_at__isnull=False)
+
+    wait_for(lambda: fetched.count() >= 20, 90, "20 issues fetched before the kill")
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait(timeout=10)
+    at_kill = fetched.count()
+    assert at_kill < len(issues), "the kill must land before every issue is fetched"
+
+    time.sleep(2.5)  # past JOB_STALE_SECONDS: the unfinished issues count as abandoned
+    assert len(details_stale()) == len(issues) - at_kill
+    workers.start()  # its start-up sweep sends them again
+    wait_for(lambda: fetched.count() == len(issues), 120, "the second worker to fetch the rest")
+    assert details_stale() == []
+    assert Comment.objects.count() == 2 * len(issues)  # none twice
+    resumed = snapshot()
+
+    forge.delay = 0
+    Issue.objects.update(fetched_at=None, title="", body="")
+    Comment.objects.all().delete()
+    issues_fetch_details(issue_ids=report.issue_ids)  # the same list, never interrupted
+    assert snapshot() == resumed
