@@ -7,7 +7,7 @@ export DATABASE_URL_TEST ?= postgres://postgres@127.0.0.1:5432/concord
 export REDIS_URL_TEST ?= redis://127.0.0.1:6379/0
 export CACHE_URL_TEST ?= redis://127.0.0.1:6379/1
 
-.PHONY: run setup demo test services bench lint clean
+.PHONY: run setup demo test services bench soak lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ bench: setup services
 	  $(BIN)/python -m tests.bench.exports
 	DATABASE_URL=$${BENCH_REPORTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_reports} \
 	  $(BIN)/python -m tests.bench.reports
+
+## Load test with faults: 50 volunteers for 10 minutes, gunicorn workers killed, Redis restarted.
+soak: setup services
+	DATABASE_URL=$${BENCH_LABELING_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_labeling} \
+	  $(BIN)/python -m tests.bench.soak $(SOAK_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
