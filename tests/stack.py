@@ -185,10 +185,12 @@ def manage(env: dict, *args: str) -> str:
 
 
 def production_env(**overrides: str) -> dict:
-    """The environment of a production process: DEBUG off, a secret key, the given services."""
+    """The environment of a production process: DEBUG off, a secret key, the given services; over
+    plain HTTP on loopback, so without the HTTPS redirect."""
     return {
         **os.environ,
         "DEBUG": "0",
+        "HTTPS": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(40),
         **overrides,
@@ -271,9 +273,7 @@ def app_on_private_postgres(
     """Migrate and seed a private cluster (no Redis: Celery eager, local-memory cache), then
     serve it with production settings over plain HTTP."""
     with private_postgres() as cluster:
-        env = production_env(
-            DATABASE_URL=cluster.url, REDIS_URL="", CACHE_URL="", SECURE_COOKIES="0"
-        )
+        env = production_env(DATABASE_URL=cluster.url, REDIS_URL="", CACHE_URL="")
         command = [sys.executable, "-m", "tests.load", "seed", "--slug", slug]
         command += ["--items", str(items), "--volunteers", str(volunteers), "--password", password]
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
