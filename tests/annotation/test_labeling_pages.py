@@ -146,6 +146,48 @@ def test_bad_node_keeps_the_input_and_says_why(client, personas, project):
     assert 'value="my words"' in response.content.decode()
 
 
+def test_a_category_retired_while_i_was_labeling_is_refused_and_my_words_kept(
+    client, personas, project
+):
+    from django.utils import timezone
+
+    (item,) = items(project, 1)
+    as_user(client, personas["volunteer_a"])
+    page = client.get(f"/projects/{project.slug}/label/")
+    assert 'value="C.2"' in page.content.decode()  # offered when the page was built
+    retired = node(project, "C.2")
+    type(retired).objects.filter(pk=retired.pk).update(retired_at=timezone.now())
+    response = client.post(
+        f"/projects/{project.slug}/items/{item.pk}/label/", {"node": "C.2", "summary": "my words"}
+    )
+    assert response.status_code == 400
+    assert "was retired" in page_text(response)
+    assert 'value="my words"' in response.content.decode()
+    assert not Annotation.objects.exists()
+
+
+def test_an_item_finished_while_i_was_labeling_it_is_a_clear_conflict(client, personas, project):
+    """k = 3: while I hold the item, my reservation lapses and three others label it."""
+    from annotation.models import Reservation
+    from tests.annotation.labeling_helpers import volunteers
+
+    (item,) = items(project, 1)
+    as_user(client, personas["volunteer_a"])
+    client.get(f"/projects/{project.slug}/label/")
+    Reservation.objects.filter(item=item).delete()  # as if it had expired
+    for other in volunteers(project, 3, prefix="quick"):
+        label(item, other, code="C.1")
+    item.refresh_from_db()
+    assert item.stage == Stage.FINAL
+    response = client.post(
+        f"/projects/{project.slug}/items/{item.pk}/label/", {"node": "C.2", "summary": "my words"}
+    )
+    assert response.status_code == 409
+    assert "already has its 3 labels; ask for the next item" in page_text(response)
+    assert 'value="my words"' in response.content.decode()
+    assert not Annotation.objects.filter(volunteer=personas["volunteer_a"]).exists()
+
+
 def test_stale_edit_is_409_shows_the_stored_label_and_keeps_my_input(client, personas, project):
     (item,) = items(project, 1)
     me = personas["volunteer_a"]
