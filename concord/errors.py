@@ -14,7 +14,9 @@ from django import db
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
-from rest_framework import status
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -68,12 +70,46 @@ class Conflict(ConcordError):
     http_status = status.HTTP_409_CONFLICT
 
 
+# Every refusal of the API has this shape; a bad field also lists each field's messages.
+ErrorOut = inline_serializer(
+    "ErrorOut",
+    {
+        "detail": serializers.CharField(),
+        "where": serializers.DictField(allow_null=True),
+        "fields": serializers.DictField(
+            child=serializers.ListField(child=serializers.CharField()), required=False
+        ),
+    },
+)
+
+
 def api_exception_handler(exc, context):
-    """Turn a ConcordError into `{"detail", "where"}`; everything else goes to DRF's handler."""
+    """Every refusal as `{"detail", "where"}` (ErrorOut): a ConcordError says where in the input;
+    DRF's own (bad fields, not signed in, throttled ...) get the same shape, with `fields`
+    naming each bad field."""
     if isinstance(exc, ConcordError):
         body = {"detail": exc.message, "where": exc.where.as_dict() if exc.where else None}
         return Response(body, status=exc.http_status)
-    return exception_handler(exc, context)
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, ValidationError):
+        fields = response.data if isinstance(response.data, dict) else {"input": response.data}
+        fields = {name: _messages(errors) for name, errors in fields.items()}
+        detail = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in fields.items())
+        response.data = {"detail": detail, "where": None, "fields": fields}
+    elif isinstance(response.data, dict):
+        response.data.setdefault("where", None)
+    return response
+
+
+def _messages(errors) -> list[str]:
+    """A field's errors as flat strings (nested serializers give dicts and lists)."""
+    if isinstance(errors, dict):
+        return [f"{key}: {m}" for key, value in errors.items() for m in _messages(value)]
+    if isinstance(errors, list):
+        return [m for error in errors for m in _messages(error)]
+    return [str(errors)]
 
 
 logger = logging.getLogger(__name__)

@@ -104,7 +104,7 @@ class ExportJobOut(serializers.ModelSerializer):
     def get_progress(self, job: ExportJob) -> dict:
         return export_job_progress(job)
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(serializers.CharField(allow_null=True))
     def get_download_url(self, job: ExportJob) -> str | None:
         if export_job_file(job) is None:
             return None

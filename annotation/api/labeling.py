@@ -3,10 +3,8 @@ screening decision. Same access rules as the pages (access_project); item payloa
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
-from rest_framework.pagination import PageNumberPagination
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -118,20 +116,14 @@ class SkipApi(APIView):
         return Response(SkipOut(skip).data, status=201 if created else 200)
 
 
-class MyAnnotationsApi(APIView):
+class MyAnnotationsApi(generics.ListAPIView):
     """My labels in the project, newest change first, paginated."""
 
-    @extend_schema(
-        parameters=[OpenApiParameter("page", OpenApiTypes.INT, required=False)],
-        responses=AnnotationOut(many=True),
-    )
-    def get(self, request: Request, slug: str) -> Response:
-        project = access_project(request.user, slug)
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(
-            my_annotations(project=project, volunteer=request.user), request, view=self
-        )
-        return paginator.get_paginated_response(AnnotationOut(page, many=True).data)
+    serializer_class = AnnotationOut
+
+    def get_queryset(self):
+        project = access_project(self.request.user, self.kwargs["slug"])
+        return my_annotations(project=project, volunteer=self.request.user)
 
 
 class ScreeningNextApi(APIView):

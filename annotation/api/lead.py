@@ -5,8 +5,8 @@ a role) and calls the same service."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import generics, serializers, status
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -49,13 +49,8 @@ from annotation.proposals import (
     proposals_overview,
 )
 from annotation.stats import pairwise_kappa, volunteer_stats
-from concord.errors import ConcordError
+from concord.errors import ConcordError, ErrorOut
 from taxonomy.models import Node
-
-ErrorOut = inline_serializer(
-    "LeadErrorOut",
-    {"detail": serializers.CharField(), "where": serializers.DictField(allow_null=True)},
-)
 
 
 def validated(serializer_class, data) -> dict:

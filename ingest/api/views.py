@@ -1,15 +1,15 @@
 """The ingest API, staff only: sources, harvest runs (start, progress, cancel), keyword sets and
 URL-list imports. Every write goes through the same service the pages call."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import mixins, serializers, status, viewsets
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from concord.errors import ConcordError
+from concord.errors import ConcordError, ErrorOut
 from ingest.access import IsIngestAdmin
 from ingest.api.serializers import (
     HarvestRunSerializer,
@@ -24,11 +24,6 @@ from ingest.importers import UrlImportReport, url_list_import
 from ingest.models import HarvestRun, KeywordSet, RunStatus
 from ingest.selectors import sources_overview
 from ingest.sources import repository_parse, source_create
-
-ErrorOut = inline_serializer(
-    "ErrorOut",
-    {"detail": serializers.CharField(), "where": serializers.DictField(allow_null=True)},
-)
 
 
 class SourceViewSet(

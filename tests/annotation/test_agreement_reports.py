@@ -133,7 +133,7 @@ def test_api_rejects_an_unknown_level(client, labeled_project, personas):
     client.force_login(personas["lead"])
     response = client.get(API, {"level": "chapter"})
     assert response.status_code == 400
-    assert "level" in response.json()
+    assert "level" in response.json()["fields"]
 
 
 def test_command_prints_table_and_json(labeled_project, capsys):

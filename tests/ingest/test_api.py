@@ -150,7 +150,8 @@ def test_creating_a_source_keeps_the_token_write_only(api):
 def test_a_bad_source_is_400_naming_the_field(api, change, field, message):
     response = api.post("/api/sources/", {**NEW_SOURCE, **change}, content_type="application/json")
     assert response.status_code == 400
-    assert message in response.json()[field][0]
+    assert message in response.json()["fields"][field][0]
+    assert f"{field}: " in response.json()["detail"]
     assert not Source.objects.exists()
 
 
@@ -270,7 +271,7 @@ def test_keyword_set_names_are_unique_and_lists_not_empty(api):
         "/api/keyword-sets/", {"name": "pytorch", "keywords": []}, content_type="application/json"
     )
     assert response.status_code == 400
-    assert set(response.json()) == {"name", "keywords"}
+    assert set(response.json()["fields"]) == {"name", "keywords"}
 
 
 # ---------------------------------------------------------------- URL lists
