@@ -21,7 +21,7 @@ from django.db import transaction
 from annotation.consensus import resolution_method
 from annotation.models import Annotation, Item, Membership, Project, Resolution, Role
 from annotation.services import item_stage, items_recount
-from concord.errors import ConcordError, RowError
+from concord.errors import ConcordError, RowError, utf8_text
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
 from ingest.services import insert_rows, issues_ensure
 
@@ -67,11 +67,9 @@ def volunteer_username(project: Project, column: int) -> str:
 
 def study_labels_import(*, project: Project, path: Path) -> ImportReport:
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFailed(
-            [RowError(str(path), 0, None, f"not UTF-8 ({exc.reason} at byte {exc.start})")]
-        ) from exc
+        text = utf8_text(path.read_bytes(), str(path))
+    except RowError as exc:
+        raise ImportFailed([exc]) from exc
     rows, columns = parse_study_csv(project=project, text=text, name=str(path))
     return _write(project=project, rows=rows, columns=columns, name=str(path))
 

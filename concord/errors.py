@@ -6,6 +6,7 @@ views show the same message. A traceback never reaches a client.
 
 from __future__ import annotations
 
+import codecs
 import logging
 import sys
 from dataclasses import dataclass
@@ -58,6 +59,23 @@ class RowError(ConcordError):
 
     def __init__(self, path: str, line: int, column: str | None, message: str) -> None:
         super().__init__(message, Where(path, line, column))
+
+
+def utf8_text(data: bytes, name: str) -> str:
+    """`data` as text (UTF-8, a byte-order mark dropped), or a RowError naming the line of the
+    first byte that is not UTF-8 and where in the line it is."""
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return data[bom:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = bom + exc.start
+        line_start = data.rfind(b"\n", 0, at) + 1
+        line = data.count(b"\n", 0, at) + 1
+        message = (
+            f"not UTF-8 text: byte {at - line_start + 1} of the line (0x{data[at]:02x}) is "
+            f"{exc.reason}; save the file as UTF-8"
+        )
+        raise RowError(name, line, None, message) from exc
 
 
 class NotFound(ConcordError):

@@ -1,6 +1,6 @@
 from django import forms
 
-from concord.errors import ConcordError
+from concord.errors import ConcordError, RowError, utf8_text
 from ingest.keywords import unique_keywords
 from ingest.models import Host, KeywordSet
 from ingest.sources import repository_parse
@@ -16,9 +16,9 @@ def uploaded_text(upload) -> str:
             f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB."
         )
     try:
-        return upload.read().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise forms.ValidationError(f"{upload.name} is not UTF-8 text.") from exc
+        return utf8_text(upload.read(), upload.name)
+    except RowError as exc:
+        raise forms.ValidationError(str(exc)) from exc
 
 
 class SourceForm(forms.Form):

@@ -8,13 +8,14 @@ writes in one transaction, and is idempotent: loading the same file again change
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
 
-from concord.errors import RowError
+from concord.errors import RowError, utf8_text
 from taxonomy.models import Example, ExampleKind, Level, Node, Taxonomy
 
 TAXONOMY_COLUMNS = ("code", "level", "parent", "name")
@@ -40,8 +41,9 @@ def read_csv_rows(
     belong to (the study's detail files sometimes close a quoted list early).
     """
     name = str(path)
+    text = utf8_text(path.read_bytes(), name)
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
+        with io.StringIO(text, newline="") as handle:
             reader = csv.DictReader(handle)
             header = reader.fieldnames or []
             missing = [c for c in required if c not in header]
@@ -54,8 +56,6 @@ def read_csv_rows(
                 if extra:
                     row[spill_into] = ",".join([row[spill_into], *extra])
                 yield reader.line_num, {k: (v or "").strip() for k, v in row.items()}
-    except UnicodeDecodeError as exc:
-        raise RowError(name, 0, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except csv.Error as exc:
         raise RowError(name, 0, None, f"not a readable CSV file: {exc}") from exc
 

@@ -170,26 +170,32 @@ def stored_labels(slug: str, tokens: list[str]) -> set[tuple[str, int]]:
     return set(rows)
 
 
-def items_over_k(slug: str) -> int:
-    """Items with more labels than the project's k (must always be 0)."""
+def database_figures(slug: str, tokens: list[str]) -> dict:
+    """What the database holds after a run: the volunteers' labels, items past k, and items whose
+    label count disagrees with their labels (what a half-done write would leave)."""
     from django.db.models import Count, F
 
     from annotation.models import Item
 
-    over = Item.objects.filter(project__slug=slug).annotate(n=Count("annotations"))
-    return over.filter(n__gt=F("project__overlap_k")).count()
+    items = Item.objects.filter(project__slug=slug).annotate(n=Count("annotations"))
+    return {
+        "stored": stored_labels(slug, tokens),
+        "over_k": items.filter(n__gt=F("project__overlap_k")).count(),
+        "miscounted": items.exclude(label_count=F("n")).count(),
+    }
 
 
-def outcome(tally: Tally, stored: set, over_k: int, before=frozenset()) -> dict:
+def outcome(tally: Tally, database: dict, before=frozenset()) -> dict:
     """The figures every load run reports: what was acknowledged against what is stored (less
-    the labels there were `before` the run)."""
-    stored = set(stored) - set(before)
+    the labels there were `before` the run), items past k, miscounted items."""
+    stored = set(database["stored"]) - set(before)
     return {
         "acknowledged": len(tally.acknowledged),
         "stored": len(stored),
         "lost": len(tally.acknowledged - stored),  # acknowledged, yet not in the database
         "unacknowledged": len(stored - tally.acknowledged),  # stored, answer never arrived
-        "over_k": over_k,
+        "over_k": database["over_k"],
+        "miscounted": database["miscounted"],
     }
 
 
@@ -283,8 +289,8 @@ def _figures(args) -> dict:
     import django
 
     django.setup()
-    stored = stored_labels(args.slug, args.tokens)
-    return {"stored": sorted(stored), "over_k": items_over_k(args.slug)}
+    figures = database_figures(args.slug, args.tokens)
+    return {**figures, "stored": sorted(figures["stored"])}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -256,14 +256,14 @@ class App:
     themes: list[str]
 
     def figures(self) -> dict:
-        """Stored labels of the seeded volunteers and items past k, read in a process of its
-        own (this one's database connection is the test database's)."""
+        """tests.load.database_figures, read in a process of its own (this one's database
+        connection is the test database's)."""
         done = subprocess.run(
             [sys.executable, "-m", "tests.load", "figures", "--slug", self.slug, *self.tokens],
             cwd=ROOT, env=self.env, capture_output=True, text=True, check=True, timeout=120,
         )  # fmt: skip
         figures = json.loads(done.stdout)
-        return {"stored": {tuple(pair) for pair in figures["stored"]}, "over_k": figures["over_k"]}
+        return {**figures, "stored": {tuple(pair) for pair in figures["stored"]}}
 
 
 @contextmanager

@@ -26,4 +26,5 @@ def test_fifty_volunteers_through_worker_kills_and_a_redis_restart(transactional
     assert figures["lost"] == 0
     assert figures["unacknowledged"] == 0
     assert figures["over_k"] == 0
+    assert figures["miscounted"] == 0  # no half-done write from a killed worker
     assert figures["wrong_answers"] == 0

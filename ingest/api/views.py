@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from concord.errors import ConcordError, ErrorOut
+from concord.errors import ConcordError, ErrorOut, utf8_text
 from ingest.access import IsIngestAdmin
 from ingest.api.serializers import (
     HarvestRunSerializer,
@@ -135,13 +135,7 @@ class UrlListImportApi(APIView):
         data.is_valid(raise_exception=True)
         upload = data.validated_data.get("file")
         name = data.validated_data.get("name") or (upload.name if upload else "text")
-        if upload is not None:
-            try:
-                text = upload.read().decode("utf-8-sig")
-            except UnicodeDecodeError as exc:
-                raise ConcordError(f"{name} is not UTF-8 text.") from exc
-        else:
-            text = data.validated_data["text"]
+        text = utf8_text(upload.read(), name) if upload else data.validated_data["text"]
         report = url_list_import(text=text, name=name)
         if report.lines == 0:
             raise ConcordError(f"{name} has no issue URLs (one per line).")

@@ -224,8 +224,11 @@ def test_a_label_that_contradicts_a_stored_one_is_refused(project, tmp_path):
 def test_non_utf8_file_is_refused(project, tmp_path):
     path = tmp_path / "latin1.csv"
     path.write_bytes(b"Issue_URL,Label1,Final_Label\n" + URL1.encode() + b",C.9,caf\xe9\n")
-    with pytest.raises(ImportFailed, match="not UTF-8"):
+    with pytest.raises(ImportFailed, match="not UTF-8") as caught:
         study_labels_import(project=project, path=path)
+    (error,) = caught.value.errors
+    assert error.where.line == 2
+    assert f"byte {len(URL1) + 9} of the line (0xe9)" in error.message
     assert not Issue.objects.exists()
 
 

@@ -10,8 +10,9 @@ retryable way (a dropped connection, a 503) is sent again.
 Faults, at fractions of the run: 30% and 70% a gunicorn worker is SIGKILLed (its requests in
 flight die with it; the arbiter starts another); 45% Redis is killed, 55% started again (empty).
 
-Prints requests, error rate, p50/p95/p99, labels acknowledged vs stored and items past k; exits 1
-unless lost = 0, items past k = 0 and no request got a wrong answer.
+Prints requests, error rate, p50/p95/p99, labels acknowledged vs stored, items past k and items
+whose label count disagrees with their labels (a half-done write); exits 1 unless lost, past k
+and miscounted are 0 and no request got a wrong answer.
 """
 
 from __future__ import annotations
@@ -24,12 +25,11 @@ import time
 
 from tests.load import (
     Tally,
+    database_figures,
     drive,
-    items_over_k,
     open_items_reset,
     outcome,
     print_latencies,
-    stored_labels,
 )
 from tests.stack import Gunicorn, PrivateRedis, gunicorn_server, private_redis, production_env
 
@@ -87,8 +87,7 @@ def soak(
         tally = drive(server.base_url, project.slug, tokens, themes, seconds, think)
         elapsed = time.monotonic() - started
         faults.join()
-    stored = stored_labels(project.slug, tokens)
-    figures = report(tally, outcome(tally, stored, items_over_k(project.slug)), elapsed)
+    figures = report(tally, outcome(tally, database_figures(project.slug, tokens)), elapsed)
     return {**figures, "faults": events}
 
 
@@ -129,15 +128,20 @@ def report(tally: Tally, figures: dict, seconds: float) -> dict:
         f"  labels acknowledged {figures['acknowledged']}, stored {figures['stored']}, "
         f"lost {figures['lost']}, stored but never acknowledged {figures['unacknowledged']}"
     )
-    print(f"  items past k: {figures['over_k']}")
+    print(
+        f"  items past k: {figures['over_k']}; items whose count disagrees with their labels: "
+        f"{figures['miscounted']}"
+    )
     for error in tally.errors[:5]:
         print(f"  WRONG {error}")
-    print(f"  lost 0, past k 0, no wrong answer: {'PASS' if passed(figures) else 'FAIL'}")
+    verdict = "PASS" if passed(figures) else "FAIL"
+    print(f"  lost 0, past k 0, miscounted 0, no wrong answer: {verdict}")
     return figures
 
 
 def passed(figures: dict) -> bool:
-    return figures["lost"] == 0 and figures["over_k"] == 0 and figures["wrong_answers"] == 0
+    wrong = ("lost", "over_k", "miscounted", "wrong_answers")
+    return all(figures[name] == 0 for name in wrong)
 
 
 if __name__ == "__main__":

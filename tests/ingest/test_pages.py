@@ -352,7 +352,10 @@ def test_importing_the_study_filter_keywords_makes_one_set_per_framework(client,
         (b"pytorch_keywords = [\n  'llm',\n  'gpt'\n  'lora',,\n]\n", "line 4"),
         (b"a = 1\npytorch_keywords = [\n  'llm',\n  open('x'),\n]\n", "line 4"),
         (b"# nothing here\nmodels = ['llm']\n", "no `<framework>_keywords = [...]` lists found"),
-        (b"\xff\xfe\x00bad", "is not UTF-8 text"),
+        (
+            b"x = 1\n\xff\xfe\x00bad",
+            "filter_keywords, line 2: not UTF-8 text: byte 1 of the line (0xff)",
+        ),
     ],
 )
 def test_a_bad_keyword_file_is_refused_with_its_line(client, staff, content, expected):

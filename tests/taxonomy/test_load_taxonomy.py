@@ -139,10 +139,13 @@ def test_missing_column_is_named(db, tmp_path):
         taxonomy_load(path=path, name="T")
 
 
-def test_non_utf8_file_is_rejected_with_byte_offset(db, tmp_path):
+def test_non_utf8_file_is_rejected_naming_line_and_byte(db, tmp_path):
     path = tmp_path / "latin1.csv"
     path.write_bytes(GOOD_HEAD.encode() + "A.2,theme,A,Caf\xe9,\n".encode("latin-1"))
-    with pytest.raises(RowError, match="not UTF-8"):
+    line = GOOD_HEAD.count("\n") + 1
+    with pytest.raises(
+        RowError, match=rf"line {line}: not UTF-8 text: byte 16 of the line \(0xe9\)"
+    ):
         taxonomy_load(path=path, name="T")
     assert not Taxonomy.objects.filter(name="T").exists()
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from concord.errors import ConcordError
+from concord.errors import ConcordError, utf8_text
 from ingest.candidates import keyword_sets_save
 from ingest.keywords import parse_filter_keywords
 
@@ -18,8 +18,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, file: Path, **options):
         try:
-            sets = parse_filter_keywords(file.read_text(encoding="utf-8"), str(file))
-        except (OSError, UnicodeDecodeError) as exc:
+            sets = parse_filter_keywords(utf8_text(file.read_bytes(), str(file)), str(file))
+        except OSError as exc:
             raise CommandError(f"{file}: cannot read it ({exc})") from exc
         except ConcordError as exc:
             raise CommandError(str(exc)) from exc

@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from concord.errors import RowError, utf8_text
 from ingest.details import issues_fetch_details
 from ingest.importers import url_list_import
 
@@ -21,8 +22,10 @@ class Command(BaseCommand):
         bad = 0
         for path in files:
             try:
-                text = path.read_text(encoding="utf-8-sig")
-            except (OSError, UnicodeDecodeError) as exc:
+                text = utf8_text(path.read_bytes(), str(path))
+            except RowError as exc:
+                raise CommandError(str(exc)) from exc
+            except OSError as exc:
                 raise CommandError(f"{path}: cannot read ({exc})") from exc
             report = url_list_import(text=text, name=str(path), fetch_details=not fetch_details)
             for error in report.errors:
