@@ -57,10 +57,11 @@ def csv_text(header: str, body: list[tuple[str, list[str]]], quote: bool, newlin
     return newline.join(lines) + newline
 
 
-def snapshot() -> str:
-    """A digest of every row the import may write."""
+def snapshot(models=None) -> str:
+    """A digest of every row of these models (default: those the label import may write)."""
     digest = hashlib.sha256()
-    for model in (Issue, Item, Annotation, Resolution, Membership, get_user_model()):
+    models = models or (Issue, Item, Annotation, Resolution, Membership, get_user_model())
+    for model in models:
         table = connection.ops.quote_name(model._meta.db_table)
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT * FROM {table} ORDER BY 1")  # noqa: S608 - model metadata
