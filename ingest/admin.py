@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.db import models
 
 from ingest.models import (
     Comment,
@@ -27,6 +28,7 @@ class IssueAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     list_select_related = ("source",)
     raw_id_fields = ("source",)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}  # trackers are HTTPS
     inlines = [CommentInline]
 
 
