@@ -4,7 +4,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from concord.tasks import send
+from concord.tasks import send, send_each
 
 
 @shared_task(acks_late=True)
@@ -21,10 +21,7 @@ def export_jobs_resume_stale() -> list[int]:
     """Send again exports nobody is working on (beat runs this; so does each worker on start)."""
     from annotation.export_jobs import export_jobs_stale
 
-    job_ids = export_jobs_stale()
-    for job_id in job_ids:
-        send(export_job_run, job_id)
-    return job_ids
+    return send_each(export_job_run, export_jobs_stale())
 
 
 @worker_ready.connect

@@ -39,3 +39,10 @@ def send(task, *args) -> bool:
         )
         return False
     return True
+
+
+def send_each(task, ids: list[int]) -> list[int]:
+    """`send(task, id)` for each id (the stale-job sweeps); returns the ids."""
+    for pk in ids:
+        send(task, pk)
+    return ids

@@ -4,7 +4,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from concord.tasks import send
+from concord.tasks import send, send_each
 from ingest.clients import RateLimited
 
 
@@ -28,10 +28,7 @@ def harvest_resume_stale() -> list[int]:
     """Queue runs whose worker died (beat runs this every minute, workers once on start)."""
     from ingest.harvest import harvest_runs_stale
 
-    run_ids = harvest_runs_stale()
-    for run_id in run_ids:
-        send(harvest_continue, run_id)
-    return run_ids
+    return send_each(harvest_continue, harvest_runs_stale())
 
 
 @shared_task

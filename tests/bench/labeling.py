@@ -62,11 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="threads per gunicorn process")
     args = parser.parse_args(argv)
 
-    os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
-    configure_environment()
-    ensure_database(os.environ["DATABASE_URL"], force=False)
-    setup_django()
-    project = ensure_study_project()
+    project = prepared_study_project()
     volunteers = max(n for n, _ in PHASES)
     tokens = open_items_reset(
         project, volunteers=volunteers, items=OPEN_ITEMS, owner=OPEN_OWNER, prefix=VOLUNTEER_PREFIX
@@ -85,6 +81,16 @@ def main(argv: list[str] | None = None) -> int:
             tally = drive(server.base_url, PROJECT_SLUG, phase, themes, args.seconds, args.think)
             failed |= not report(project, volunteers, target_ms, tally, phase, before, args.seconds)
     return 1 if failed else 0
+
+
+def prepared_study_project():
+    """The bench database ($DATABASE_URL, default concord_bench_labeling) created if missing and
+    migrated, with the study-scale project in it."""
+    os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
+    configure_environment()
+    ensure_database(os.environ["DATABASE_URL"], force=False)
+    setup_django()
+    return ensure_study_project()
 
 
 def ensure_study_project():

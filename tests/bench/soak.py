@@ -33,7 +33,6 @@ from tests.load import (
 )
 from tests.stack import Gunicorn, PrivateRedis, gunicorn_server, private_redis, production_env
 
-DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_labeling"
 OPEN_ITEMS = 5_000
 OPEN_OWNER, VOLUNTEER_PREFIX = "soak-open", "soakvol-"
 GUNICORN_KILLS = (0.30, 0.70)
@@ -47,14 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--think", type=float, default=1.0)
     args = parser.parse_args(argv)
 
-    from tests.bench.labeling import ensure_study_project
-    from tests.bench.run import configure_environment, ensure_database, setup_django
+    from tests.bench.labeling import prepared_study_project
 
-    os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
-    configure_environment()
-    ensure_database(os.environ["DATABASE_URL"], force=False)
-    setup_django()
-    project = ensure_study_project()
+    project = prepared_study_project()
     with private_redis() as redis:
         figures = soak(project, redis, args.seconds, args.volunteers, args.think)
     return 0 if passed(figures) else 1
