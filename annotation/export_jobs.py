@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 
 
 NOT_TAKEN = (
-    "Queued for {minutes} min and no worker has taken it: the task queue (Redis) or the workers"
+    "Queued {waited} ago and no worker has taken it: the task queue (Redis) or the workers"
     " may be down. Nothing is lost; it starts by itself once they are back."
 )
 
@@ -155,7 +155,8 @@ def export_job_progress(job: ExportJob) -> dict:
     if job.status == ExportStatus.QUEUED:
         waited = (timezone.now() - job.created_at).total_seconds()
         if waited > settings.JOB_STALE_SECONDS:
-            return {"fraction": 0.0, "step": NOT_TAKEN.format(minutes=max(1, round(waited / 60)))}
+            ago = f"{waited:.0f} s" if waited < 120 else f"{waited / 60:.0f} min"
+            return {"fraction": 0.0, "step": NOT_TAKEN.format(waited=ago)}
         return {"fraction": 0.0, "step": "Queued: waiting for a worker."}
     fraction = min(job.rows_written / total, 0.99) if total else 0.0
     about = f" of about {total:,}" if total is not None else ""

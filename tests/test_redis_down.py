@@ -6,6 +6,7 @@ the lead resolves, exports stream; a background export asked for meanwhile waits
 with a clear message, and a worker that was running all along writes it once Redis is back."""
 
 import copy
+import time
 
 import pytest
 import requests
@@ -120,6 +121,9 @@ def test_labeling_resolving_and_exports_go_on_while_redis_is_down(stack, persona
     assert queued.elapsed.total_seconds() < 5  # the broker is given up on quickly
     job = ExportJob.objects.get(pk=queued.json()["id"])
     assert job.status == ExportStatus.QUEUED
+    time.sleep(1.5)  # past the server's JOB_STALE_SECONDS: the job says why it waits
+    waiting = admin.get(f"{api}/export-jobs/{job.pk}/", timeout=30).json()
+    assert "the task queue (Redis) or the workers may be down" in waiting["progress"]["step"]
 
     redis.start()  # empty: whatever it held is gone, but the job's row is not
     done = wait_for(
