@@ -67,11 +67,28 @@ def stack(redis_required, transactional_db, settings, tmp_path):
                 DATABASE_URL=database,
                 CONCORD_VAR_DIR=str(settings.VAR_DIR),
                 CELERY_QUEUE=workers.queue,
+                SECRET_KEY=settings.SECRET_KEY,  # sessions made by this process are valid there
                 JOB_STALE_SECONDS="1",
                 **services,
             )
             with gunicorn_server(2, 2, env) as server:
                 yield redis, workers, server.base_url
+
+
+def signed_in(base_url: str, user) -> requests.Session:
+    """A browser-like session for `user`: the session is made here (the server shares the
+    database and the secret key), the CSRF cookie comes from the server's own form."""
+    from django.conf import settings
+    from django.test import Client
+
+    local = Client()
+    local.force_login(user)
+    session = requests.Session()
+    session.cookies.set(
+        settings.SESSION_COOKIE_NAME, local.cookies[settings.SESSION_COOKIE_NAME].value
+    )
+    session.get(f"{base_url}/", timeout=30)
+    return session
 
 
 def api_session(user) -> requests.Session:
@@ -125,10 +142,26 @@ def test_labeling_resolving_and_exports_go_on_while_redis_is_down(stack, persona
     waiting = admin.get(f"{api}/export-jobs/{job.pk}/", timeout=30).json()
     assert "the task queue (Redis) or the workers may be down" in waiting["progress"]["step"]
 
-    redis.start()  # empty: whatever it held is gone, but the job's row is not
+    # The same from the exports page: the person is told the job waits for the queue.
+    browser = signed_in(base_url, personas["admin"])
+    page = browser.post(
+        f"{base_url}/projects/{project.slug}/exports/",
+        {"format": "study", "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+        headers={"Referer": f"{base_url}/projects/{project.slug}/exports/"},
+        timeout=30,
+    )
+    assert page.status_code == 200
+    assert "the task queue (Redis) cannot be reached right now" in page.text
+
+    redis.start()  # empty: whatever it held is gone, but the jobs' rows are not
     done = wait_for(
         lambda: (j := ExportJob.objects.get(pk=job.pk)).status == ExportStatus.DONE and j,
         90,
         "the running worker's sweep to send the export once Redis is back",
+    )
+    wait_for(
+        lambda: not ExportJob.objects.exclude(status=ExportStatus.DONE).exists(),
+        90,
+        "the page's export too",
     )
     assert export_job_file(done).read_bytes().decode() == long_export
