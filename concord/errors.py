@@ -21,6 +21,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Where:
@@ -129,8 +131,6 @@ def _messages(errors) -> list[str]:
         return [m for error in errors for m in _messages(error)]
     return [str(errors)]
 
-
-logger = logging.getLogger(__name__)
 
 DATABASE_DOWN = (
     "The database is not answering (it may be restarting), so this request could not be"
