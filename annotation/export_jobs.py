@@ -116,6 +116,19 @@ def _unattended(limit, *, queued_since) -> Q:
     return queued | (Q(status=ExportStatus.RUNNING) & silent)
 
 
+def export_files_expire(*, now=None) -> int:
+    """Delete the files of exports finished more than EXPORT_KEEP_DAYS ago (the job stays, with
+    its options and counts, and says the file is gone); returns how many files went."""
+    limit = (now or timezone.now()) - timedelta(days=settings.EXPORT_KEEP_DAYS)
+    old = ExportJob.objects.filter(status=ExportStatus.DONE, finished_at__lt=limit).exclude(file="")
+    expired = 0
+    for job in old:
+        (export_dir() / job.file).unlink(missing_ok=True)
+        ExportJob.objects.filter(pk=job.pk).update(file="")
+        expired += 1
+    return expired
+
+
 def _remove_leftovers(name: str) -> None:
     """Temporary files of an earlier attempt at this job whose worker was killed."""
     folder = export_dir()
@@ -148,6 +161,12 @@ def export_job_file(job: ExportJob) -> Path | None:
 def export_job_progress(job: ExportJob) -> dict:
     """What the progress page shows, as plain values (the API returns the same)."""
     total = job.rows_total
+    if job.status == ExportStatus.DONE and not job.file:
+        return {
+            "fraction": 1.0,
+            "step": f"Done, but the file was deleted after {settings.EXPORT_KEEP_DAYS} days:"
+            " start the export again for a fresh one.",
+        }
     if job.status == ExportStatus.DONE:
         return {"fraction": 1.0, "step": f"Done: {job.rows_written:,} rows written."}
     if job.status == ExportStatus.FAILED:

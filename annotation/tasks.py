@@ -24,6 +24,14 @@ def export_jobs_resume_stale() -> list[int]:
     return send_each(export_job_run, export_jobs_stale())
 
 
+@shared_task
+def export_files_expire() -> int:
+    """Delete export files past EXPORT_KEEP_DAYS (beat runs this daily)."""
+    from annotation.export_jobs import export_files_expire as expire
+
+    return expire()
+
+
 @worker_ready.connect
 def _resume_on_start(sender=None, **kwargs) -> None:
     if not settings.CELERY_TASK_ALWAYS_EAGER:

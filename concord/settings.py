@@ -182,6 +182,8 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 # sweep sends it again.
 JOB_STALE_SECONDS = env.int("JOB_STALE_SECONDS", default=120)
 JOB_SWEEP_SECONDS = env.float("JOB_SWEEP_SECONDS", default=60.0)
+# Days an export's file is kept for download; then it is deleted (the job's record stays).
+EXPORT_KEEP_DAYS = env.int("EXPORT_KEEP_DAYS", default=30)
 
 # ---------------------------------------------------------------- API
 REST_FRAMEWORK = {
@@ -253,4 +255,5 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.tasks.export_jobs_resume_stale",
         "schedule": JOB_SWEEP_SECONDS,
     },
+    "export-files-expire": {"task": "annotation.tasks.export_files_expire", "schedule": 86_400},
 }

@@ -166,6 +166,38 @@ def test_a_job_killed_mid_run_is_restarted_by_the_redelivered_task(labeled_proje
     )
 
 
+def test_files_past_the_keeping_time_are_deleted_and_the_job_says_so(
+    admin_client, labeled_project, exports_dir, settings
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.export_jobs import export_files_expire, export_job_progress
+
+    options = export_options(labeled_project, format="study")
+    old, recent = (
+        export_job_run(
+            job_id=export_job_start(
+                project=labeled_project, user=None, options=options, enqueue=False
+            ).pk
+        )
+        for _ in range(2)
+    )
+    settings.EXPORT_KEEP_DAYS = 30
+    ExportJob.objects.filter(pk=old.pk).update(finished_at=timezone.now() - timedelta(days=31))
+    assert export_files_expire() == 1
+    assert export_files_expire() == 0  # nothing left to do
+    old.refresh_from_db()
+    assert sorted(p.name for p in exports_dir.iterdir()) == [recent.file]
+    assert "deleted after 30 days" in export_job_progress(old)["step"]
+    url = f"/projects/{labeled_project.slug}/exports/{old.pk}/download/"
+    assert admin_client.get(url).status_code == 404
+    page = admin_client.get(f"/projects/{labeled_project.slug}/exports/{old.pk}/")
+    assert "start the export again" in page.content.decode()
+    assert 'id="download" hidden' in page.content.decode()
+
+
 def test_page_form_errors_are_shown_beside_the_form(admin_client, labeled_project):
     response = admin_client.post(
         f"/projects/{labeled_project.slug}/exports/",
