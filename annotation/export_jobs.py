@@ -116,17 +116,15 @@ def _unattended(limit, *, queued_since) -> Q:
     return queued | (Q(status=ExportStatus.RUNNING) & silent)
 
 
-def export_files_expire(*, now=None) -> int:
+def export_files_expire() -> int:
     """Delete the files of exports finished more than EXPORT_KEEP_DAYS ago (the job stays, with
     its options and counts, and says the file is gone); returns how many files went."""
-    limit = (now or timezone.now()) - timedelta(days=settings.EXPORT_KEEP_DAYS)
+    limit = timezone.now() - timedelta(days=settings.EXPORT_KEEP_DAYS)
     old = ExportJob.objects.filter(status=ExportStatus.DONE, finished_at__lt=limit).exclude(file="")
-    expired = 0
-    for job in old:
-        (export_dir() / job.file).unlink(missing_ok=True)
-        ExportJob.objects.filter(pk=job.pk).update(file="")
-        expired += 1
-    return expired
+    files = dict(old.values_list("pk", "file"))
+    for name in files.values():
+        (export_dir() / name).unlink(missing_ok=True)
+    return ExportJob.objects.filter(pk__in=files).update(file="")
 
 
 def _remove_leftovers(name: str) -> None:

@@ -54,31 +54,22 @@ FORMULA_TRIGGERS = frozenset("=+-@\t\r")
 URL_COLUMN, FINAL_COLUMN = "Issue_URL", "Final_Label"
 REPOSITORY = re.compile(r"^[^/\s]+/[^/\s]+$")
 
+# The issue, then its label's type, theme and sub-theme (codes and names): in both row formats.
+ISSUE_COLUMNS = ["Issue_URL", "Repository", "Issue_Created"]
+PATH_COLUMNS = [
+    f"{level}_{part}" for level in ("Type", "Theme", "Subtheme") for part in ("Code", "Name")
+]
 LONG_HEADER = [
-    "Issue_URL",
-    "Repository",
-    "Issue_Created",
+    *ISSUE_COLUMNS,
     "Volunteer",
-    "Type_Code",
-    "Type_Name",
-    "Theme_Code",
-    "Theme_Name",
-    "Subtheme_Code",
-    "Subtheme_Name",
+    *PATH_COLUMNS,
     "Summary",
     "Labeled_At",
     "Taxonomy_Version",
 ]
 FINAL_HEADER = [
-    "Issue_URL",
-    "Repository",
-    "Issue_Created",
-    "Type_Code",
-    "Type_Name",
-    "Theme_Code",
-    "Theme_Name",
-    "Subtheme_Code",
-    "Subtheme_Name",
+    *ISSUE_COLUMNS,
+    *PATH_COLUMNS,
     "Method",
     "Resolver",
     "Reason",
@@ -359,6 +350,11 @@ class _Tree:
         return cells
 
 
+def _issue_cells(url: str, owner: str, repo: str, created: datetime | None) -> list[str]:
+    """The ISSUE_COLUMNS of a row."""
+    return [url, f"{owner}/{repo}", _day(created)]
+
+
 def _day(moment: datetime | None) -> str:
     return moment.astimezone(UTC).date().isoformat() if moment else ""
 
@@ -412,7 +408,7 @@ def long_rows(project: Project, options: ExportOptions) -> Iterator[list]:
         for item, *label in _page_labels(page, "volunteer_id", "node_id", "summary", "created_at"):
             by_item[item].append(label)
         for pk, url, owner, repo, created in page:
-            issue = [url, f"{owner}/{repo}", _day(created)]
+            issue = _issue_cells(url, owner, repo, created)
             for volunteer, node, summary, at in sorted(by_item[pk], key=lambda v: order[v[0]]):
                 yield [
                     *issue,
@@ -448,9 +444,7 @@ def final_rows(project: Project, options: ExportOptions) -> Iterator[list]:
         for pk, url, owner, repo, created, node, method, resolver, reason in page:
             summaries = [text.strip() for _, text in sorted(labels[pk]) if text.strip()]
             yield [
-                url,
-                f"{owner}/{repo}",
-                _day(created),
+                *_issue_cells(url, owner, repo, created),
                 *tree.path_cells(node),
                 method,
                 resolver or "",

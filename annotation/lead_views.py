@@ -311,6 +311,11 @@ def _proposal(project, pk: int) -> Proposal:
     return get_object_or_404(Proposal, project=project, pk=pk)
 
 
+def _back_to(project, proposal: Proposal):
+    """The proposal list, scrolled to this proposal."""
+    return redirect(reverse("proposal-list", args=[project.slug]) + f"#proposal-{proposal.pk}")
+
+
 @require_POST
 @login_required
 def proposal_vote_page(request, slug: str, pk: int):
@@ -322,7 +327,7 @@ def proposal_vote_page(request, slug: str, pk: int):
         )
     except ConcordError as exc:
         messages.error(request, exc.message)
-    return redirect(reverse("proposal-list", args=[project.slug]) + f"#proposal-{proposal.pk}")
+    return _back_to(project, proposal)
 
 
 @require_POST
@@ -336,7 +341,7 @@ def proposal_add_node_page(request, slug: str, pk: int):
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Added {node.code} {node.name} to the taxonomy.")
-    return redirect(reverse("proposal-list", args=[project.slug]) + f"#proposal-{proposal.pk}")
+    return _back_to(project, proposal)
 
 
 @require_POST
@@ -346,7 +351,7 @@ def proposal_send_back_page(request, slug: str, pk: int):
     proposal = _proposal(project, pk)
     n = proposal_send_back(proposal=proposal, lead=request.user)
     messages.success(request, f"{n} item(s) sent back for relabeling.")
-    return redirect(reverse("proposal-list", args=[project.slug]) + f"#proposal-{proposal.pk}")
+    return _back_to(project, proposal)
 
 
 # ---------------------------------------------------------------- statistics

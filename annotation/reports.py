@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 from django.db import connections
@@ -26,7 +25,7 @@ from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, 
 from django.db.models.functions import TruncWeek
 
 from annotation.models import Annotation, Item, Project, Resolution
-from annotation.selectors import ALL_ITEMS, fetch_rows, item_groups, label_arrays
+from annotation.selectors import ALL_ITEMS, fetch_rows, grouped_arrays, item_groups, label_arrays
 from taxonomy import agreement
 from taxonomy.models import Level
 from taxonomy.selectors import taxonomy_lineage
@@ -203,20 +202,13 @@ class LabelArrays:
 
 def project_labels(project: Project) -> LabelArrays:
     """ONE query. On PostgreSQL one row per node holding its labels' (item, time) packed into one
-    bigint array, as annotation.selectors.label_arrays and annotation.stats do (a few hundred
-    rows instead of 270k, and item and time cannot come apart)."""
+    bigint array (selectors.grouped_arrays: a few hundred rows instead of 270k, and item and time
+    cannot come apart)."""
     # A pilot label is the lead's worked example, one rater on its item: no agreement to measure.
     labels = Annotation.objects.filter(item__project=project, is_pilot=False)
     if connections[labels.db].vendor == "postgresql":
-        from django.contrib.postgres.aggregates import ArrayAgg
-
-        packed = ArrayAgg(F("item_id") * SHIFT + EpochSeconds("created_at"))
-        per_node = fetch_rows(labels.values_list("node_id").annotate(p=packed).order_by())
-        sizes = [len(values) for _, values in per_node]
-        flat = np.fromiter(
-            chain.from_iterable(values for _, values in per_node), dtype=np.int64, count=sum(sizes)
-        )
-        nodes = np.repeat(np.array([node for node, _ in per_node], dtype=np.int64), sizes)
+        packed = F("item_id") * SHIFT + EpochSeconds("created_at")
+        nodes, flat = grouped_arrays(labels, "node_id", packed)
         return LabelArrays(flat // SHIFT, nodes, flat % SHIFT)
     rows = list(labels.values_list("item_id", "node_id", "created_at"))
     return LabelArrays(

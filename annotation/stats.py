@@ -16,6 +16,7 @@ from django.db.models import Aggregate, Count, F, FloatField, Max, Q
 
 from annotation.charts import GridCell, shade
 from annotation.models import Annotation, Project
+from annotation.selectors import grouped_arrays
 from taxonomy import agreement
 from taxonomy.models import Node
 
@@ -118,13 +119,12 @@ def _labels_per_volunteer(project: Project) -> dict[int, tuple[np.ndarray, np.nd
     labels = Annotation.objects.filter(item__project=project)
     top_node = Node.objects.aggregate(top=Max("pk"))["top"] or 0  # an upper bound, from the index
     if connection.vendor == "postgresql" and top_node < 2**NODE_BITS:
-        from django.contrib.postgres.aggregates import ArrayAgg
-
-        packed = ArrayAgg(F("item_id") * 2**NODE_BITS + F("node_id"))
+        packed = F("item_id") * 2**NODE_BITS + F("node_id")
+        volunteers, pairs = grouped_arrays(labels, "volunteer_id", packed)
         out = {}
-        for volunteer, pairs in labels.values_list("volunteer_id").annotate(p=packed).order_by():
-            pairs = np.sort(np.array(pairs, dtype=np.int64))
-            out[volunteer] = (pairs >> NODE_BITS, pairs & (2**NODE_BITS - 1))
+        for volunteer in np.unique(volunteers):
+            mine = np.sort(pairs[volunteers == volunteer])
+            out[int(volunteer)] = (mine >> NODE_BITS, mine & (2**NODE_BITS - 1))
         return out
     rows = list(labels.values_list("volunteer_id", "item_id", "node_id"))
     table = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=3 * len(rows))

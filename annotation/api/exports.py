@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import access_project
+from annotation.api.serializers import validated
 from annotation.export_jobs import export_job_file, export_job_progress, export_job_start
 from annotation.exports import export_lines, export_options
 from annotation.models import ExportFormat, ExportJob, Role, Stage
@@ -149,9 +150,8 @@ class ProjectExportApi(APIView):
         project = access_project(request.user, slug, at_least=Role.ADMIN)
         if export_format not in ExportFormat.values:
             raise NotFound(f"No export format {export_format!r}; use one of {ExportFormat.values}.")
-        query = ExportQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        options = export_options(project, format=export_format, **query.validated_data)
+        query = validated(ExportQuery, request.query_params)
+        options = export_options(project, format=export_format, **query)
         name = f"{project.slug}-{options.file_name_part}-{timezone.now():%Y%m%d}.csv"
         response = StreamingHttpResponse(
             export_lines(project, options), content_type="text/csv; charset=utf-8"
@@ -172,9 +172,7 @@ class ProjectExportJobsApi(APIView):
     @extend_schema(request=ExportJobIn, responses={201: ExportJobOut})
     def post(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.ADMIN)
-        data = ExportJobIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        options = export_options(project, **data.validated_data)
+        options = export_options(project, **validated(ExportJobIn, request.data))
         job = export_job_start(project=project, user=request.user, options=options)
         return Response(ExportJobOut(job).data, status=status.HTTP_201_CREATED)
 

@@ -21,6 +21,7 @@ from annotation.api.labeling_serializers import (
     SkipIn,
     SkipOut,
 )
+from annotation.api.serializers import validated
 from annotation.assignment import Claim, item_skip, next_item_claim
 from annotation.labeling import annotation_submit, item_view, label_node, my_annotations
 from annotation.models import Item, Project, Role
@@ -34,12 +35,6 @@ NONE_RESPONSE = OpenApiResponse(
     )
 )
 CONFLICT = OpenApiResponse(description="The item's state forbids it now (`detail` says why).")
-
-
-def validated(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def item_payload(*, item: Item, project: Project, viewer, reserved_until=None) -> dict:

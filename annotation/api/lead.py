@@ -31,6 +31,7 @@ from annotation.api.lead_serializers import (
     StatsOut,
     VoteIn,
 )
+from annotation.api.serializers import validated
 from annotation.discussion import labels_revealed, post_add
 from annotation.lead import item_reopen, item_resolve
 from annotation.lead_selectors import (
@@ -51,12 +52,6 @@ from annotation.proposals import (
 from annotation.stats import pairwise_kappa, volunteer_stats
 from concord.errors import ConcordError, ErrorOut
 from taxonomy.models import Node
-
-
-def validated(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def node_by_code(project, code: str) -> Node:

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import access_project
+from annotation.api.serializers import validated
 from annotation.models import Role
 from annotation.reports import project_confusion, project_dashboard, project_distribution
 from taxonomy.models import Level
@@ -126,9 +127,8 @@ class ReportConfusionApi(APIView):
     @extend_schema(parameters=[ConfusionQuery], responses=ConfusionOut)
     def get(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.LEAD)
-        query = ConfusionQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        confusion = project_confusion(project, level=query.validated_data["level"])
+        level = validated(ConfusionQuery, request.query_params)["level"]
+        confusion = project_confusion(project, level=level)
         return Response(ConfusionOut(confusion).data)
 
 

@@ -4,6 +4,13 @@ from annotation.selectors import GROUPINGS
 from taxonomy.models import Level
 
 
+def validated(serializer_class, data) -> dict:
+    """`data` checked by `serializer_class`; a bad field is a 400 in the API's error shape."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
 class AgreementQuery(serializers.Serializer):
     level = serializers.ChoiceField(choices=Level.choices, default=Level.THEME)
     by = serializers.ChoiceField(choices=GROUPINGS, default="type")

@@ -4,7 +4,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import access_project
-from annotation.api.serializers import AgreementQuery, AgreementReportOut
+from annotation.api.serializers import AgreementQuery, AgreementReportOut, validated
 from annotation.models import Role
 from annotation.selectors import project_agreement
 
@@ -17,7 +17,5 @@ class ProjectAgreementApi(APIView):
     @extend_schema(parameters=[AgreementQuery], responses=AgreementReportOut)
     def get(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.LEAD)
-        query = AgreementQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        report = project_agreement(project, **query.validated_data)
+        report = project_agreement(project, **validated(AgreementQuery, request.query_params))
         return Response(AgreementReportOut(report).data)
