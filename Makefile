@@ -7,7 +7,7 @@ export DATABASE_URL_TEST ?= postgres://postgres@127.0.0.1:5432/concord
 export REDIS_URL_TEST ?= redis://127.0.0.1:6379/0
 export CACHE_URL_TEST ?= redis://127.0.0.1:6379/1
 
-.PHONY: run setup demo test services bench soak lint clean
+.PHONY: run setup demo test test-fast services bench soak lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ run: setup
 ## Second command: install, make sure PostgreSQL and Redis run, run the whole suite against them.
 test: setup services
 	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) CACHE_URL=$(CACHE_URL_TEST) $(BIN)/pytest
+
+## The suite without the browser, worker, fault and load tests (markers: tests/conftest.py).
+## A few minutes; CI (.ci/run) runs the whole `make test`.
+test-fast: setup services
+	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) CACHE_URL=$(CACHE_URL_TEST) \
+	  $(BIN)/pytest -m "not browser and not worker and not fault and not load" $(PYTEST_ARGS)
 
 services:
 	@./scripts/ensure-services

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
@@ -33,29 +33,33 @@ def user_role(user, project: Project) -> str | None:
         return None
     if user.is_superuser:
         return Role.ADMIN
-    known = getattr(project, "_viewer_roles", {})
-    if user.pk not in known:
-        known[user.pk] = (
-            Membership.objects.filter(project=project, user=user)
-            .values_list("role", flat=True)
-            .first()
-        )
-        project._viewer_roles = known
-    return known[user.pk]
+    # A project from access_project carries its viewer's role as query annotations (`viewer_id`,
+    # `viewer_role`), so the role checks of the rest of that request cost no query. The role is
+    # read from them only for that same user; anyone else (or a project loaded elsewhere) is
+    # looked up.
+    if getattr(project, "viewer_id", None) == user.pk:
+        return project.viewer_role
+    return (
+        Membership.objects.filter(project=project, user=user)
+        .values_list("role", flat=True)
+        .first()
+    )
 
 
 def access_project(user, slug: str, *, at_least: str = Role.VOLUNTEER) -> Project:
     """The project if `user` holds `at_least` that role in it. Non-members get 404 (the project's
     existence is not revealed), members with too small a role get 403.
 
-    One query: the user's role comes with the project and is remembered on it for user_role."""
+    One query: the user's role comes with the project (annotated `viewer_id`, `viewer_role`),
+    where user_role finds it for this user."""
     projects = Project.objects.select_related("taxonomy").filter(slug=slug)
     if user.is_authenticated:
         membership = Membership.objects.filter(project=OuterRef("pk"), user=user)
-        projects = projects.annotate(viewer_role=Subquery(membership.values("role")[:1]))
+        projects = projects.annotate(
+            viewer_id=Value(user.pk, output_field=IntegerField()),
+            viewer_role=Subquery(membership.values("role")[:1]),
+        )
     project = projects.first()
-    if project is not None and user.is_authenticated:
-        project._viewer_roles = {user.pk: project.viewer_role}
     role = user_role(user, project) if project else None
     if role is None:
         raise Http404("No such project.")
@@ -67,7 +71,7 @@ def access_project(user, slug: str, *, at_least: str = Role.VOLUNTEER) -> Projec
 def project_item(project: Project, item_id: int) -> Item:
     """An item of `project` with its issue, or 404 (another project's item id reveals nothing)."""
     item = get_object_or_404(Item.objects.select_related("issue"), project=project, pk=item_id)
-    item.project = project  # the instance access_project loaded, with its taxonomy and roles
+    item.project = project  # the instance access_project loaded, with its taxonomy and role
     return item
 
 

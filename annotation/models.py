@@ -19,13 +19,13 @@ class Stage(models.TextChoices):
     EXCLUDED = "excluded", "Excluded"
     OPEN = "open", "Open"
     LABELING = "labeling", "Labeling"
-    CROSS_CHECK = "cross_check", "Cross-check"
     DISPUTED = "disputed", "Disputed"
     FINAL = "final", "Final"
 
 
-# Stages in which an item's labels are no longer blind (per project setting, see Project).
-REVEALED_STAGES = (Stage.CROSS_CHECK, Stage.DISPUTED, Stage.FINAL)
+# Stages in which an item has all its labels, so they are no longer blind (per project setting,
+# see Project). The transitions between stages live in annotation.lifecycle.
+REVEALED_STAGES = (Stage.DISPUTED, Stage.FINAL)
 # Stages in which volunteers may be sent the item to label.
 LABELABLE_STAGES = (Stage.OPEN, Stage.LABELING)
 
@@ -140,7 +140,8 @@ class Item(models.Model):
         indexes = [
             models.Index(fields=["project", "stage", "label_count"], name="item_queue"),
             # "Next item" walks the labelable items of a project in this order and stops at the
-            # first it may hand out (annotation.assignment); final items are not in the index.
+            # first it may hand out (annotation.labeling.assignment); final items are not in
+            # the index.
             models.Index(
                 fields=["project", "label_count", "id"],
                 name="item_labelable",
@@ -350,6 +351,7 @@ class Action(models.TextChoices):
     PROPOSAL_VOTE = "proposal_vote", "Voted on a proposal"
     PROPOSAL_ADD = "proposal_add", "Added a proposed category"
     PILOT = "pilot", "Changed the pilot"
+    IMPORT = "import", "Imported labels"
 
 
 class AuditEvent(models.Model):
@@ -395,8 +397,9 @@ class ExportStatus(models.TextChoices):
 
 
 class ExportJob(models.Model):
-    """One CSV export written in the background (annotation.export_jobs). The file is written
-    under a temporary name and renamed when complete, so only a done job has a file to offer."""
+    """One CSV export written in the background (annotation.reporting.export_jobs). The file is
+    written under a temporary name and renamed when complete, so only a done job has a file to
+    offer."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="export_jobs")
     requested_by = models.ForeignKey(

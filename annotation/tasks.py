@@ -11,7 +11,7 @@ from concord.tasks import send, send_each
 def export_job_run(job_id: int) -> None:
     """Write an export's file. A redelivered task (its worker was killed) starts the file again;
     a finished job is left as it is."""
-    from annotation.export_jobs import export_job_run as run
+    from annotation.reporting.export_jobs import export_job_run as run
 
     run(job_id=job_id)
 
@@ -19,7 +19,7 @@ def export_job_run(job_id: int) -> None:
 @shared_task
 def export_jobs_resume_stale() -> list[int]:
     """Send again exports nobody is working on (beat runs this; so does each worker on start)."""
-    from annotation.export_jobs import export_jobs_stale
+    from annotation.reporting.export_jobs import export_jobs_stale
 
     return send_each(export_job_run, export_jobs_stale())
 
@@ -27,7 +27,7 @@ def export_jobs_resume_stale() -> list[int]:
 @shared_task
 def export_files_expire() -> int:
     """Delete export files past EXPORT_KEEP_DAYS (beat runs this daily)."""
-    from annotation.export_jobs import export_files_expire as expire
+    from annotation.reporting.export_jobs import export_files_expire as expire
 
     return expire()
 

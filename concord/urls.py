@@ -8,7 +8,7 @@ from concord.tokens import api_token_page
 
 api = [
     path("", include("taxonomy.api.urls")),
-    path("", include("annotation.api.urls")),
+    path("", include("annotation.api_urls")),
     path("", include("ingest.api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),

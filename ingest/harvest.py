@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 
 from django.conf import settings
@@ -84,8 +85,25 @@ def window(source: Source) -> tuple[datetime, datetime]:
     return start, end
 
 
+@dataclass(frozen=True)
+class HarvestQueued:
+    """A new run, and whether the broker took its task (False: Redis could not be reached; the
+    stale-job sweep sends it later). True while the caller's own transaction is still open: the
+    task goes when it commits."""
+
+    run: HarvestRun
+    sent: bool
+
+
 def harvest_start(*, source: Source, user=None, enqueue: bool = True) -> HarvestRun:
-    """Create a run for `source`; at most one is active per source (a database constraint)."""
+    """Create a run for `source`; at most one is active per source (a database constraint).
+    harvest_queue also tells whether the broker took its task."""
+    return harvest_queue(source=source, user=user, enqueue=enqueue).run
+
+
+def harvest_queue(*, source: Source, user=None, enqueue: bool = True) -> HarvestQueued:
+    """harvest_start, returning the run with whether its task was sent."""
+    sent: dict[str, bool] = {}  # filled by the on-commit hook below
     with transaction.atomic():
         Source.objects.select_for_update().get(pk=source.pk)
         active = source.runs.filter(status__in=ACTIVE_STATUSES).first()
@@ -101,9 +119,8 @@ def harvest_start(*, source: Source, user=None, enqueue: bool = True) -> Harvest
         if enqueue:
             from ingest.tasks import harvest_continue as harvest_continue_task
 
-            # `run.sent`: whether the broker took it (if not, the stale-job sweep sends it later)
-            transaction.on_commit(lambda: setattr(run, "sent", send(harvest_continue_task, run.pk)))
-    return run
+            transaction.on_commit(lambda: sent.update(ok=send(harvest_continue_task, run.pk)))
+    return HarvestQueued(run=run, sent=sent.get("ok", True))
 
 
 def harvest_cancel(*, run: HarvestRun) -> None:

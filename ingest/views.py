@@ -14,7 +14,7 @@ from concord.tasks import NOT_SENT
 from ingest.access import ingest_admin_required
 from ingest.candidates import keyword_set_save, keyword_sets_save
 from ingest.forms import KeywordFileForm, KeywordSetForm, SourceForm, UrlListForm
-from ingest.harvest import harvest_cancel, harvest_start
+from ingest.harvest import harvest_cancel, harvest_queue
 from ingest.importers import url_list_import
 from ingest.keywords import parse_filter_keywords
 from ingest.models import HarvestRun, KeywordSet, Source
@@ -60,13 +60,13 @@ def source_detail(request, pk: int):
 def source_harvest(request, pk: int):
     source = get_object_or_404(Source, pk=pk)
     try:
-        run = harvest_start(source=source, user=request.user)
+        queued = harvest_queue(source=source, user=request.user)
     except ConcordError as exc:
         messages.error(request, exc.message)
         return redirect("ingest-source-detail", pk=source.pk)
-    if not getattr(run, "sent", True):
+    if not queued.sent:
         messages.warning(request, NOT_SENT)
-    return redirect("ingest-run-detail", pk=run.pk)
+    return redirect("ingest-run-detail", pk=queued.run.pk)
 
 
 @ingest_admin_required

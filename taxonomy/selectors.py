@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Prefetch
+from django.core.cache import cache
+from django.db.models import Count, Max, Prefetch
 
-from taxonomy.models import Example, Level, Node, Taxonomy
+from taxonomy.models import Example, ExampleKind, Level, Node, Taxonomy
+
+PICKER_CACHE_SECONDS = 3600
 
 
 def taxonomy_lineage(taxonomy: Taxonomy) -> dict[int, tuple[str, ...]]:
@@ -56,3 +59,115 @@ def taxonomy_counts(taxonomy: Taxonomy) -> dict[str, int]:
         counts[level] += 1
     counts["examples"] = Example.objects.filter(node__taxonomy=taxonomy).count()
     return counts
+
+
+# ---------------------------------------------------------------- the labeling picker
+
+# Which kind of one-line summary each type asks for, by the kind of the study's examples under it
+# (bugs: symptoms, questions: intents, requirements: expectations; see taxonomy.loaders).
+SUMMARY_HINTS = {
+    ExampleKind.SYMPTOM: "Symptom: what goes wrong, in one line (e.g. “OOM when saving a "
+    "sharded checkpoint”).",
+    ExampleKind.INTENT: "Intent: what the asker wants to know or do, in one line.",
+    ExampleKind.EXPECTATION: "Expectation: what the requester expects the framework to offer, "
+    "in one line.",
+}
+DEFAULT_HINT = "One line: the symptom, intent or expectation behind the issue."
+
+
+@dataclass
+class PickerNode:
+    node: Node
+    number: int
+    children: list[PickerNode] = field(default_factory=list)
+    examples: list[Example] = field(default_factory=list)
+    hint: str = ""
+    path: str = ""  # names from the type down, for the search results and the no-JS list
+    parent_code: str = ""
+    codes: str = ""  # codes from the type down, space-separated (the JS picker's path)
+    below: list[str] = field(default_factory=list)  # names and examples under a leaf
+    below_names: list[str] = field(default_factory=list)
+
+
+def label_picker(taxonomy: Taxonomy, depth: str) -> list[PickerNode]:
+    """label_picker_build, cached until the taxonomy's nodes or examples change (a node added,
+    retired or restored, an example added): the tree is the same for every page of a project.
+    `depth` is the Level labels are given at (a project's label_depth)."""
+    nodes = taxonomy.nodes.aggregate(n=Count("pk"), retired=Count("retired_at"), last=Max("pk"))
+    examples = Example.objects.filter(node__taxonomy_id=taxonomy.pk).aggregate(
+        n=Count("pk"), last=Max("pk")
+    )
+    key = "label-picker:{}:{}:{}:{}:{}:{}:{}".format(
+        taxonomy.pk, depth, nodes["n"], nodes["retired"], nodes["last"],
+        examples["n"], examples["last"],
+    )  # fmt: skip
+    picker = cache.get(key)
+    if picker is None:
+        picker = label_picker_build(taxonomy, depth)
+        cache.set(key, picker, PICKER_CACHE_SECONDS)
+    return picker
+
+
+def label_picker_build(taxonomy: Taxonomy, depth: str) -> list[PickerNode]:
+    """The current (not retired) tree down to `depth` (a Level), numbered among siblings, with
+    the study's examples and the summary hint of each type. Categories below the depth are kept
+    as `below` of their ancestor at the depth (names and examples), so that searching for a
+    sub-theme's words finds its theme. Two queries."""
+    limit = Level.depth_of(depth)
+    nodes = sorted(
+        taxonomy.nodes.filter(retired_at__isnull=True).prefetch_related(
+            Prefetch("examples", queryset=Example.objects.order_by("position"))
+        ),
+        key=lambda n: (Level.depth_of(n.level), n.position, n.pk),
+    )
+    kinds = {}
+    wrapped: dict[int, PickerNode] = {}
+    roots: list[PickerNode] = []
+    for n in nodes:
+        examples = list(n.examples.all())
+        parent = wrapped.get(n.parent_id) if n.parent_id else None
+        if n.parent_id and parent is None:  # under a retired node
+            continue
+        if n.depth > limit:
+            wrapped[n.pk] = parent  # stand in for the ancestor at the depth
+            parent.below.append(n.name)
+            parent.below_names.append(n.name)
+            parent.below.extend(e.text for e in examples)
+            if examples and n.depth == Level.depth_of(Level.SUBTHEME):
+                kinds.setdefault(parent.codes.split()[0], examples[0].kind)
+            continue
+        siblings = parent.children if parent else roots
+        pn = PickerNode(n, len(siblings) + 1, examples=examples)
+        if parent:
+            pn.path = f"{parent.path} \u203a {n.name}"
+            pn.parent_code = parent.node.code
+            pn.codes = f"{parent.codes} {n.code}"
+        else:
+            pn.path, pn.codes = n.name, n.code
+        if examples:
+            kinds.setdefault(pn.codes.split()[0], examples[0].kind)
+        siblings.append(pn)
+        wrapped[n.pk] = pn
+    for pn in roots:
+        pn.hint = SUMMARY_HINTS.get(kinds.get(pn.node.code), "") or _hint_by_name(pn.node.name)
+    return roots
+
+
+def picker_levels(roots: list[PickerNode]) -> list[list[PickerNode]]:
+    """The picker as one list per level, type first (the page shows one level at a time)."""
+    levels = []
+    frontier = roots
+    while frontier:
+        levels.append(frontier)
+        frontier = [child for pn in frontier for child in pn.children]
+    return levels
+
+
+def _hint_by_name(name: str) -> str:
+    lowered = name.lower()
+    for word, kind in (("bug", ExampleKind.SYMPTOM), ("question", ExampleKind.INTENT),
+                       ("requirement", ExampleKind.EXPECTATION)):  # fmt: skip
+        if word in lowered:
+            return SUMMARY_HINTS[kind]
+    return DEFAULT_HINT
+

@@ -6,6 +6,7 @@ A test that needs a service it cannot reach is skipped with the reason. With CON
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import socket
@@ -72,6 +73,70 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
+# ---------------------------------------------------------------- markers
+
+# What a test needs beyond PostgreSQL and Redis, marked here rather than in each file (`make
+# test-fast` leaves these out). `browser` is everything under tests/browser/; the others go to a
+# test when it, a fixture it uses, or a helper in tests/ they call uses one of these helpers.
+BROWSER_TESTS = Path(__file__).parent / "browser"
+NEEDS = {
+    "worker": {"tests.workers.worker_pool"},  # a real Celery worker process
+    "fault": {  # a PostgreSQL, Redis or gunicorn of the test's own, to break
+        "tests.stack.private_postgres",
+        "tests.stack.private_redis",
+        "tests.stack.gunicorn_server",
+        "tests.stack.app_on_private_postgres",
+    },
+    "load": {"tests.load", "tests.bench.soak"},  # the simulated volunteers (whole modules)
+}
+KILLS = {"kill", "kill_a_worker"}  # os.kill, Popen.kill, Gunicorn.kill_a_worker: also `fault`
+_needs_of: dict = {}
+
+
+def _names(code) -> set[str]:
+    """Globals and attributes a code object uses, with those of its lambdas and inner functions."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _names(const)
+    return names
+
+
+def _needs(function) -> frozenset[str]:
+    """The marks `function` needs, from what it calls, followed through the helpers in tests/."""
+    function = inspect.unwrap(function)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return frozenset()
+    if code not in _needs_of:
+        _needs_of[code] = frozenset()  # a helper that calls itself back adds nothing
+        names = _names(code)
+        marks = {"fault"} if names & KILLS else set()
+        for name in names:
+            used = function.__globals__.get(name)
+            module = getattr(used, "__module__", None) or ""
+            if not module.startswith("tests."):
+                continue
+            qualified = f"{module}.{getattr(used, '__name__', name)}"
+            marks |= {mark for mark, helpers in NEEDS.items() if {module, qualified} & helpers}
+            if inspect.isfunction(used):
+                marks |= _needs(used)
+        _needs_of[code] = frozenset(marks)
+    return _needs_of[code]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        marks = {"browser"} if BROWSER_TESTS in Path(item.path).parents else set()
+        functions = [getattr(item, "function", None)]
+        for fixturedefs in item._fixtureinfo.name2fixturedefs.values():
+            functions += [d.func for d in fixturedefs if d.func.__module__.startswith("tests")]
+        for function in filter(None, functions):
+            marks |= _needs(function)
+        for mark in sorted(marks - {m.name for m in item.iter_markers()}):
+            item.add_marker(mark)
+
+
 # ---------------------------------------------------------------- data
 
 
@@ -133,7 +198,7 @@ def personas(project):
 @pytest.fixture
 def labeled_project(project):
     """`project` with the study's MindSpeed labels (80 issues x 7 volunteers) imported."""
-    from annotation.importers import study_labels_import
+    from annotation.projects.importers import study_labels_import
 
     study_labels_import(project=project, path=STUDY / "labels" / "MindSpeed.csv")
     return project

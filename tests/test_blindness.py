@@ -9,15 +9,16 @@ A new URL is covered as soon as it has its rule in tests/test_role_matrix.py.
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotation.assignment import next_item
-from annotation.labeling import annotation_submit
+from annotation.labeling.assignment import next_item
 from annotation.models import Stage
-from tests.annotation.labeling_helpers import items, node
+from tests.annotation.labeling_helpers import items, label, node
 from tests.factories import MembershipFactory, UserFactory
 from tests.test_role_matrix import ALLOWED, RULES, finished_export, open_proposal
 
+User = get_user_model()
 SECRET = "SECRET-SUMMARY-OF-ANOTHER-VOLUNTEER"
 OTHER = "blindness_other"  # the other volunteer's name: who labeled is hidden too
 NOT_WALKED = {"login", "logout"}  # signing out would end the walk
@@ -36,7 +37,7 @@ def world(personas, project, settings, tmp_path):
     other = UserFactory(username=OTHER)
     MembershipFactory(project=project, user=other)
     (item,) = items(project, 1)
-    annotation_submit(item=item, volunteer=other, node=node(project, "C.2"), summary=SECRET)
+    label(item, other, "C.2", summary=SECRET)
     me = personas["volunteer_a"]
     assert next_item(project=project, volunteer=me).pk == item.pk  # now mine to label
     objects = {
@@ -70,22 +71,35 @@ def leaks(seen: dict[str, str]) -> list[str]:
     return [where for where, body in seen.items() if SECRET in body or OTHER in body]
 
 
-def test_nothing_a_volunteer_reaches_shows_anothers_label_before_cross_check(client, world):
+def test_nothing_a_volunteer_reaches_shows_anothers_label_before_cross_check(
+    client, world, project
+):
     me, item, objects = world
     client.force_login(me)
     before = answers(client, objects)
     assert len(before) >= len(VOLUNTEER_URLS)
     assert leaks(before) == []
 
-    # Labeling it myself (k = 3: still one label short of the cross-check) changes nothing. The
-    # walk skipped the item at its end; a label on it is still taken.
+    # The walk skipped the item at its end, so it is no longer mine to label.
+    refused = client.post(
+        reverse("label-item", kwargs=objects["item"]), {"node": "C.1", "summary": "mine"}
+    )
+    assert refused.status_code == 403
+    assert leaks({"refused label": refused.content.decode()}) == []
+
+    # Labeling another item the other volunteer labeled, handed to me (k = 3: still one label
+    # short of the cross-check), changes nothing.
+    (second,) = items(project, 1)
+    label(second, User.objects.get(username=OTHER), "C.2", summary=SECRET)
+    assert next_item(project=project, volunteer=me).pk == second.pk
+    objects["item"] = {"slug": project.slug, "item_id": second.pk}
     mine = client.post(
         reverse("label-item", kwargs=objects["item"]), {"node": "C.1", "summary": "mine"}
     )
     assert mine.status_code == 302
-    item.refresh_from_db()
-    assert item.stage == Stage.LABELING
-    assert item.label_count == 2
+    second.refresh_from_db()
+    assert second.stage == Stage.LABELING
+    assert second.label_count == 2
     after = answers(client, objects)
     assert leaks(after) == []
 
@@ -96,8 +110,8 @@ def test_the_check_sees_a_revealed_label(client, world, personas, project):
     me, item, objects = world
     third = UserFactory(username="blindness_third")
     MembershipFactory(project=project, user=third)
-    annotation_submit(item=item, volunteer=me, node=node(project, "C.1"), summary="mine")
-    annotation_submit(item=item, volunteer=third, node=node(project, "C.1"), summary="third")
+    label(item, me, "C.1", summary="mine")
+    label(item, third, "C.1", summary="third")
     item.refresh_from_db()
     assert item.stage == Stage.DISPUTED
     client.force_login(me)

@@ -60,7 +60,7 @@ RULES: dict[str, Rule] = {
     "project-agreement": Rule("lead", kwargs="project"),
     "project-agreement-chart": Rule("lead", kwargs="project"),
     "api-project-agreement": Rule("lead", kwargs="project"),
-    # reports (annotation/report_urls.py, annotation/api/report_urls.py): leads and admins
+    # reports (annotation/reporting/urls.py, annotation/reporting/api_urls.py): leads and admins
     "project-reports": Rule("lead", kwargs="project"),
     "project-reports-confusion": Rule("lead", kwargs="project"),
     "project-reports-distribution": Rule("lead", kwargs="project"),
@@ -77,7 +77,7 @@ RULES: dict[str, Rule] = {
     "api-project-export": Rule("admin", kwargs="export"),
     "api-project-export-jobs": Rule("admin", method="post", kwargs="project"),
     "api-project-export-job": Rule("admin", kwargs="export_job"),
-    # the lead's work (annotation/lead_urls.py, annotation/api/lead_urls.py); discussion,
+    # the lead's work (annotation/review/urls.py, annotation/review/api_urls.py); discussion,
     # proposals, pilot examples and own statistics are open to every member
     "disputed-queue": Rule("lead", kwargs="project"),
     "item-resolve": Rule("lead", kwargs="item"),
@@ -101,7 +101,7 @@ RULES: dict[str, Rule] = {
     "api-proposal-add-node": Rule("lead", method="post", kwargs="proposal"),
     "api-proposal-send-back": Rule("lead", method="post", kwargs="proposal"),
     "api-stats": Rule("volunteer", kwargs="project"),
-    # the volunteer's work (annotation/labeling_urls.py, annotation/api/labeling_urls.py); an
+    # the volunteer's work (annotation/labeling/, annotation/screening/: urls.py, api_urls.py); an
     # empty form is refused with 400 (or a message and a redirect) once access is granted
     "label-next": Rule("volunteer", kwargs="project"),
     "label-item": Rule("volunteer", method="post", kwargs="item"),
@@ -169,8 +169,8 @@ def test_every_url_has_a_rule():
 
 def finished_export(project, settings, tmp_path) -> int:
     """A done export job with its file, so its download URL has something to serve."""
-    from annotation.export_jobs import export_job_run, export_job_start
-    from annotation.exports import export_options
+    from annotation.reporting.export_jobs import export_job_run, export_job_start
+    from annotation.reporting.exports import export_options
 
     settings.VAR_DIR = tmp_path
     options = export_options(project, format="study")
@@ -190,7 +190,7 @@ def disputed_item(project, personas) -> int:
 
 
 def open_proposal(project, personas) -> int:
-    from annotation.proposals import proposal_create
+    from annotation.review.proposals import proposal_create
 
     parent = project.taxonomy.nodes.get(code="C")
     return proposal_create(

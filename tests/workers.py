@@ -7,9 +7,11 @@ import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.utils import timezone
 
 from concord import celery_app
 from tests.stack import shared_database_url
@@ -69,6 +71,14 @@ class Workers:
         )
         self.processes.append(process)
         return process
+
+    def make_stale(self, rows, *fields: str) -> int:
+        """Set `fields` of `rows` (a queryset) further in the past than the workers'
+        JOB_STALE_SECONDS, as if a killed worker had been silent that long: the stale-job sweeps
+        then see the job as abandoned, with no sleeping in the test. The workers use this
+        database, so they see it too."""
+        past = timezone.now() - timedelta(seconds=float(self.env["JOB_STALE_SECONDS"]) + 1)
+        return rows.update(**dict.fromkeys(fields, past))
 
     def stop_all(self):
         for process in self.processes:

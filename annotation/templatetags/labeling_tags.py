@@ -2,8 +2,8 @@
 
 from django import template
 
-from annotation.labeling import volunteer_progress
-from annotation.screening import screening_stats
+from annotation.labeling.selectors import volunteer_progress
+from annotation.screening.services import screening_stats
 
 register = template.Library()
 
@@ -11,7 +11,7 @@ register = template.Library()
 @register.simple_tag
 def labeling_progress(project, user):
     """{% labeling_progress project user as progress %}: my labels, what waits for me, the
-    project's progress (annotation.labeling.volunteer_progress)."""
+    project's progress (annotation.labeling.selectors.volunteer_progress)."""
     return volunteer_progress(project=project, volunteer=user)
 
 

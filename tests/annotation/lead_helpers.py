@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from annotation.consensus import item_cross_check
+from annotation.lifecycle import item_settle
 from annotation.models import Annotation, Item, Role, Stage
 from taxonomy.models import Node
 from tests.factories import IssueFactory, MembershipFactory, UserFactory
@@ -28,7 +28,7 @@ def labeled_item(
     title: str = "Loss spikes with bf16",
 ) -> Item:
     """An item labelled `codes[i]` by `volunteers[i]`; with `cross_check` it then goes through
-    consensus.item_cross_check (unanimous -> final, else disputed), as the k-th label does."""
+    lifecycle.item_settle (unanimous -> final, else disputed), as the k-th label does."""
     issue = IssueFactory(owner=owner, repo=repo, title=title)
     item = Item.objects.create(
         project=project, issue=issue, stage=Stage.LABELING, label_count=len(codes)
@@ -42,7 +42,7 @@ def labeled_item(
             seconds_spent=seconds[i] if seconds else None,
         )
     if cross_check:
-        item_cross_check(item=item)
+        item_settle(item=item)
     item.refresh_from_db()
     return item
 

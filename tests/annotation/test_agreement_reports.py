@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from annotation.selectors import ALL_ITEMS, project_agreement
+from annotation.reporting.agreement import ALL_ITEMS, project_agreement
 from tests.annotation.test_import_labels import read_study_file
 from tests.conftest import STUDY
 
@@ -58,7 +58,7 @@ def test_by_repository_groups_items_by_their_repository(labeled_project):
 
 
 def test_missing_labels_fall_back_to_alpha_with_the_reason(project, tmp_path):
-    from annotation.importers import study_labels_import
+    from annotation.projects.importers import study_labels_import
 
     path = tmp_path / "partial.csv"
     path.write_text(

@@ -13,18 +13,13 @@ from django.db import connection, connections
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.assignment import NoneReason, item_skip, next_item, next_item_claim
-from annotation.labeling import annotation_submit
+from annotation.labeling.assignment import NoneReason, item_skip, next_item, next_item_claim
+from annotation.labeling.services import annotation_submit
 from annotation.models import Action, Annotation, AuditEvent, Item, PilotStatus, Reservation, Stage
 from concord.errors import Conflict
-from tests.annotation.labeling_helpers import items, node, volunteers
+from tests.annotation.labeling_helpers import items, label, node, volunteers
 from tests.conftest import load_study_taxonomy, needs_postgres
 from tests.factories import ProjectFactory
-
-
-def label(item, user, code="C.1", summary="loss is NaN"):
-    theme = node(item.project, code)
-    return annotation_submit(item=item, volunteer=user, node=theme, summary=summary)
 
 
 def test_fewest_labels_first_then_oldest(project, personas):
@@ -140,11 +135,14 @@ def test_claim_is_one_query_plan_that_uses_the_partial_index(project, personas):
     """The claim must not sort every labelable item: the partial index gives the order."""
     needs_postgres(connection)
     items(project, 30)
-    from annotation.assignment import labelable_sql
+    from annotation.labeling.assignment import labeling_queue
+    from annotation.labeling.eligibility import labeling_conditions
 
-    sql, params = labelable_sql(
-        project=project, volunteer=personas["volunteer_a"], now=timezone.now(), lost=[]
+    conditions = labeling_conditions(
+        project=project, volunteer=personas["volunteer_a"], now=timezone.now()
     )
+    queue = labeling_queue(conditions, project).select_for_update(skip_locked=True, of=("self",))
+    sql, params = queue[:1].query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN " + sql, params)

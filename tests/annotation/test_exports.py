@@ -9,7 +9,9 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from annotation.exports import (
+from annotation.models import Annotation, Item, Method, Resolution, Role, ScreeningVote, Stage
+from annotation.projects.importers import study_labels_import
+from annotation.reporting.exports import (
     FINAL_HEADER,
     LONG_HEADER,
     export_count,
@@ -18,8 +20,6 @@ from annotation.exports import (
     export_rows,
     study_columns,
 )
-from annotation.importers import study_labels_import
-from annotation.models import Annotation, Item, Method, Resolution, Role, ScreeningVote, Stage
 from concord.errors import ConcordError
 from tests.conftest import STUDY
 from tests.factories import IssueFactory, MembershipFactory, ProjectFactory, UserFactory

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from annotation.exports import export_lines, export_options
+from annotation.reporting.exports import export_lines, export_options
 from tests.conftest import needs_postgres
 
 ROOT = Path(__file__).resolve().parents[2]

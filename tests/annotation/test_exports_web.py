@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 from django.http import FileResponse, StreamingHttpResponse
 
-from annotation.export_jobs import export_file_name, export_job_run, export_job_start
-from annotation.exports import export_lines, export_options
 from annotation.models import ExportJob, ExportStatus
+from annotation.reporting.export_jobs import export_file_name, export_job_run, export_job_start
+from annotation.reporting.exports import export_lines, export_options
 from tests.factories import UserFactory
 
 
@@ -173,7 +173,7 @@ def test_files_past_the_keeping_time_are_deleted_and_the_job_says_so(
 
     from django.utils import timezone
 
-    from annotation.export_jobs import export_files_expire, export_job_progress
+    from annotation.reporting.export_jobs import export_files_expire, export_job_progress
 
     options = export_options(labeled_project, format="study")
     old, recent = (

@@ -12,8 +12,8 @@ from django.db import connection
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from annotation.importers import ImportFailed, study_labels_import
 from annotation.models import Annotation, Item, Membership, Resolution
+from annotation.projects.importers import ImportFailed, study_labels_import
 from ingest.importers import url_list_import
 from ingest.models import Issue
 

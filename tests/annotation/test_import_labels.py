@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.importers import ImportFailed, study_labels_import, volunteer_username
 from annotation.models import Annotation, Item, Membership, Resolution, Stage
+from annotation.projects.importers import ImportFailed, study_labels_import, volunteer_username
 from ingest.models import Issue
 from tests.conftest import STUDY
 

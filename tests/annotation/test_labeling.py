@@ -8,24 +8,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.assignment import next_item
 from annotation.highlight import highlight_keywords, highlight_text
-from annotation.labeling import annotation_submit, label_node
+from annotation.labeling.assignment import next_item
+from annotation.labeling.services import annotation_submit, label_node
 from annotation.models import Action, Annotation, AuditEvent, Method, Reservation, Stage
 from annotation.rendering import markdown_to_html
 from concord.errors import ConcordError, Conflict
 from taxonomy.models import Node, Taxonomy
-from tests.annotation.labeling_helpers import items, node
-
-
-def submit(item, user, code="C.1", summary="loss is NaN", version=None):
-    return annotation_submit(
-        item=item,
-        volunteer=user,
-        node=node(item.project, code),
-        summary=summary,
-        version=version,
-    )
+from tests.annotation.labeling_helpers import items, label, node
 
 
 def test_submit_stores_one_label_counts_it_and_audits(project, personas):
@@ -33,7 +23,7 @@ def test_submit_stores_one_label_counts_it_and_audits(project, personas):
     me = personas["volunteer_a"]
     assert next_item(project=project, volunteer=me) == item
     Reservation.objects.filter(item=item).update(created_at=timezone.now() - timedelta(seconds=42))
-    annotation, created = submit(item, me)
+    annotation, created = label(item, me)
     assert created
     assert 42 <= annotation.seconds_spent < 60
     assert not annotation.is_pilot
@@ -42,14 +32,16 @@ def test_submit_stores_one_label_counts_it_and_audits(project, personas):
     assert not Reservation.objects.filter(item=item).exists()
     event = AuditEvent.objects.get(item=item, action=Action.LABEL)
     assert event.actor == me
-    assert event.after == {"node": "C.1", "summary": "loss is NaN"}
+    # the first label also moves the item from open to labeling, in the same audit row
+    assert event.before == {"stage": Stage.OPEN}
+    assert event.after == {"stage": Stage.LABELING, "node": "C.1", "summary": "loss is NaN"}
 
 
 def test_double_submit_with_the_same_content_is_one_annotation(project, personas):
     (item,) = items(project, 1)
     me = personas["volunteer_a"]
-    first, created = submit(item, me, summary="loss is  NaN ")
-    again, created_again = submit(item, me, summary="loss is NaN")
+    first, created = label(item, me, summary="loss is  NaN ")
+    again, created_again = label(item, me, summary="loss is NaN")
     assert (created, created_again) == (True, False)
     assert first.pk == again.pk
     assert Annotation.objects.filter(item=item).count() == 1
@@ -61,8 +53,8 @@ def test_double_submit_with_the_same_content_is_one_annotation(project, personas
 def test_edit_needs_the_current_version_and_bumps_it(project, personas):
     (item,) = items(project, 1)
     me = personas["volunteer_a"]
-    annotation, _ = submit(item, me)
-    edited, created = submit(item, me, code="C.2", summary="OOM", version=annotation.version)
+    annotation, _ = label(item, me)
+    edited, created = label(item, me, code="C.2", summary="OOM", version=annotation.version)
     assert not created
     assert (edited.node.code, edited.summary, edited.version) == ("C.2", "OOM", 2)
     event = AuditEvent.objects.get(item=item, action=Action.EDIT)
@@ -76,10 +68,10 @@ def test_edit_needs_the_current_version_and_bumps_it(project, personas):
 def test_stale_or_missing_version_is_a_conflict_never_an_overwrite(project, personas, version):
     (item,) = items(project, 1)
     me = personas["volunteer_a"]
-    annotation, _ = submit(item, me)
-    submit(item, me, code="C.2", summary="from tab one", version=1)
+    annotation, _ = label(item, me)
+    label(item, me, code="C.2", summary="from tab one", version=1)
     with pytest.raises(Conflict, match=r"changed in another tab or by a retry at \d\d:\d\d"):
-        submit(item, me, code="C.3", summary="from tab two", version=version)
+        label(item, me, code="C.3", summary="from tab two", version=version)
     annotation.refresh_from_db()
     assert (annotation.node.code, annotation.summary, annotation.version) == (
         "C.2",
@@ -91,7 +83,7 @@ def test_stale_or_missing_version_is_a_conflict_never_an_overwrite(project, pers
 def test_kth_label_unanimous_makes_the_item_final(project, personas):
     (item,) = items(project, 1)
     for who in ("volunteer_a", "volunteer_b", "lead"):
-        submit(item, personas[who], code="C.1")
+        label(item, personas[who], code="C.1")
     item.refresh_from_db()
     assert item.stage == Stage.FINAL
     assert item.resolution.method == Method.UNANIMOUS
@@ -100,39 +92,39 @@ def test_kth_label_unanimous_makes_the_item_final(project, personas):
 
 def test_kth_label_disagreeing_makes_the_item_disputed_and_closes_it(project, personas):
     (item,) = items(project, 1)
-    submit(item, personas["volunteer_a"], code="C.1")
-    submit(item, personas["volunteer_b"], code="C.1")
-    submit(item, personas["lead"], code="C.2")
+    label(item, personas["volunteer_a"], code="C.1")
+    label(item, personas["volunteer_b"], code="C.1")
+    label(item, personas["lead"], code="C.2")
     item.refresh_from_db()
     assert item.stage == Stage.DISPUTED
     assert item.agreement == pytest.approx(2 / 3)
     with pytest.raises(Conflict, match="already has its 3 labels"):
-        submit(item, personas["admin"])
+        label(item, personas["admin"])
     with pytest.raises(Conflict, match="can no longer be changed"):
-        submit(item, personas["volunteer_a"], code="C.3", version=1)
+        label(item, personas["volunteer_a"], code="C.3", version=1)
     # the same label again is still a harmless repeat
-    assert submit(item, personas["volunteer_a"], code="C.1")[1] is False
+    assert label(item, personas["volunteer_a"], code="C.1")[1] is False
 
 
 def test_items_not_open_for_labeling_are_refused(project, personas):
     (item,) = items(project, 1, stage=Stage.CANDIDATE)
     with pytest.raises(Conflict, match="not open for labeling"):
-        submit(item, personas["volunteer_a"])
+        label(item, personas["volunteer_a"])
 
 
 def test_nodes_must_be_current_in_the_taxonomy_at_the_projects_depth(project, personas):
     (item,) = items(project, 1)
     me = personas["volunteer_a"]
     with pytest.raises(ConcordError, match="is a type; this project labels at theme depth"):
-        submit(item, me, code="C")
+        label(item, me, code="C")
     with pytest.raises(ConcordError, match="is a sub-theme"):
-        submit(item, me, code="C.1.i")
+        label(item, me, code="C.1.i")
     with pytest.raises(ConcordError, match="is not a category"):
         label_node(project=project, code="Z.9")
     retired = node(project, "C.2")
     Node.objects.filter(pk=retired.pk).update(retired_at=timezone.now())
     with pytest.raises(ConcordError, match="was retired"):
-        submit(item, me, code="C.2")
+        label(item, me, code="C.2")
     other = Taxonomy.objects.create(name="Other", version="1")
     foreign = Node.objects.create(taxonomy=other, level="theme", code="C.1", name="x",
                                   parent=Node.objects.create(taxonomy=other, level="type",
@@ -145,7 +137,7 @@ def test_nodes_must_be_current_in_the_taxonomy_at_the_projects_depth(project, pe
 def test_summary_longer_than_allowed_is_refused(project, personas):
     (item,) = items(project, 1)
     with pytest.raises(ConcordError, match="keep it to 500"):
-        submit(item, personas["volunteer_a"], summary="x" * 501)
+        label(item, personas["volunteer_a"], summary="x" * 501)
 
 
 # ---------------------------------------------------------------- keyword highlighting
@@ -175,14 +167,13 @@ def test_title_highlighting_escapes_first():
 
 
 def test_my_progress_counts_what_i_can_still_label_not_finished_items(project, personas):
-    from annotation.labeling import volunteer_progress
+    from annotation.labeling.selectors import volunteer_progress
     from tests.annotation.labeling_helpers import items
 
     items(project, 5, stage=Stage.FINAL)  # done before I came: not mine to label
     first, _, _ = items(project, 3)
     me = personas["volunteer_a"]
-    annotation_submit(item=first, volunteer=me, node=label_node(project=project, code="C.1"),
-                      summary="x")  # fmt: skip
+    label(first, me, summary="x")
     progress = volunteer_progress(project=project, volunteer=me)
     assert (progress.mine, progress.mine_target, progress.waiting_to_label) == (1, 3, 2)
     project.quota_per_volunteer = 10

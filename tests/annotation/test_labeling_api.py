@@ -9,10 +9,9 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.labeling import annotation_submit
 from annotation.models import Annotation, PilotStatus, Skip, Stage
-from annotation.screening import screening_vote
-from tests.annotation.labeling_helpers import items, node
+from annotation.screening.services import screening_vote
+from tests.annotation.labeling_helpers import items, label
 
 SECRET = "SECRET-SUMMARY-OF-B"
 
@@ -25,11 +24,6 @@ def api():
 def as_user(api, user):
     api.force_authenticate(user)
     return api
-
-
-def label(item, user, code="C.1", summary="loss is NaN"):
-    theme = node(item.project, code)
-    return annotation_submit(item=item, volunteer=user, node=theme, summary=summary)
 
 
 def urls(slug, item_id=0):

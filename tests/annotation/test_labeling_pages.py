@@ -9,11 +9,11 @@ import re
 import pytest
 from django.test import Client
 
-from annotation.labeling import annotation_submit
+from annotation.labeling.services import annotation_submit
 from annotation.models import Annotation, Item, PilotStatus, ScreeningVote, Skip, Stage
-from annotation.screening import screening_vote
+from annotation.screening.services import screening_vote
 from ingest.models import Comment, KeywordMatch, KeywordSet
-from tests.annotation.labeling_helpers import items, node
+from tests.annotation.labeling_helpers import items, label, node
 
 SECRET = "SECRET-SUMMARY-OF-B"
 
@@ -25,12 +25,6 @@ def page_text(response) -> str:
 def as_user(client, user):
     client.force_login(user)
     return client
-
-
-def label(item, user, code="C.1", summary="loss is NaN"):
-    return annotation_submit(
-        item=item, volunteer=user, node=node(item.project, code), summary=summary
-    )
 
 
 # ---------------------------------------------------------------- who may come in

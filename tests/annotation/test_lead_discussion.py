@@ -4,8 +4,8 @@ sanitized Markdown; the page shows labels to volunteers under the same rule."""
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from annotation.discussion import post_add
 from annotation.models import Action, AuditEvent, Post
+from annotation.review.discussion import post_add
 from concord.errors import ConcordError
 from tests.annotation.lead_helpers import labeled_item, trio_fixture  # noqa: F401
 

@@ -4,7 +4,7 @@ closed, the pilot page shows the lead's labels and summaries to every member."""
 import pytest
 
 from annotation.models import Action, Annotation, AuditEvent, PilotStatus, Stage
-from annotation.pilot import pilot_close, pilot_start
+from annotation.review.pilot import pilot_close, pilot_start
 from concord.errors import ConcordError, Conflict
 from tests.annotation.lead_helpers import labeled_item, node, open_item, trio_fixture  # noqa: F401
 

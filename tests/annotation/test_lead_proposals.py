@@ -4,14 +4,15 @@ one rejection; the lead adds the node with the next free code and sends the item
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from annotation.lead import item_resolve
 from annotation.models import Action, AuditEvent, ProposalStatus, Resolution, Stage
-from annotation.proposals import (
+from annotation.review.proposals import (
+    electorate,
     proposal_add_node,
     proposal_create,
     proposal_send_back,
     proposal_vote,
 )
+from annotation.review.services import item_resolve
 from concord.errors import ConcordError, Conflict
 from tests.annotation.lead_helpers import labeled_item, node, trio_fixture  # noqa: F401
 
@@ -132,6 +133,9 @@ def test_send_back_clears_labels_into_the_audit_trail(project, personas, trio):
     proposal = proposal_create(
         project=project, proposer=trio[0], parent=node(project, "C"), name="New", item=item
     )
+    with pytest.raises(Conflict, match="Only a proposal every member approved"):
+        proposal_send_back(proposal=proposal, lead=personas["lead"])
+    assert vote_all(proposal, electorate(project)).status == ProposalStatus.ACCEPTED
     assert proposal_send_back(proposal=proposal, lead=personas["lead"]) == 1
     item.refresh_from_db()
     assert (item.stage, item.label_count, item.agreement) == (Stage.OPEN, 0, None)

@@ -4,9 +4,9 @@ the resolve page and the API."""
 
 import pytest
 
-from annotation.lead import item_reopen, item_resolve, item_version
-from annotation.lead_selectors import QueueFilters, disputed_items, queue_neighbours
 from annotation.models import Action, AuditEvent, Method, Resolution, Stage
+from annotation.review.selectors import QueueFilters, disputed_items, queue_neighbours
+from annotation.review.services import item_reopen, item_resolve, item_version
 from concord.errors import ConcordError, Conflict
 from tests.annotation.lead_helpers import labeled_item, node, trio_fixture  # noqa: F401
 
@@ -107,7 +107,7 @@ def test_a_stale_form_is_a_conflict(project, personas, disputed):
 
 
 def test_a_post_does_not_make_the_form_stale(project, personas, disputed):
-    from annotation.discussion import post_add
+    from annotation.review.discussion import post_add
 
     version = item_version(disputed)
     post_add(item=disputed, author=personas["volunteer_a"], text="I think C.1")
@@ -159,10 +159,10 @@ def test_reopen_needs_a_final_item_and_a_reason(project, personas, trio, dispute
         item_reopen(item=disputed, lead=personas["lead"], reason="  ")
 
 
-def test_reopen_of_an_imported_final_item_sets_its_agreement(labeled_project, personas):
-    item = labeled_project.items.first()  # imported: final, agreement never computed
+def test_reopen_of_an_imported_final_item_keeps_its_agreement(labeled_project, personas):
+    item = labeled_project.items.first()  # imported: final, agreement computed as live labels'
     assert item.stage == Stage.FINAL
-    assert item.agreement is None
+    assert item.agreement is not None
     item_reopen(item=item, lead=personas["lead"], reason="check")
     item.refresh_from_db()
     assert item.stage == Stage.DISPUTED

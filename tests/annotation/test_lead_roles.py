@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import pytest
 from django.urls import reverse
 
-from annotation.lead import item_resolve
 from annotation.models import AuditEvent
-from annotation.proposals import proposal_create
+from annotation.review.proposals import proposal_create
+from annotation.review.services import item_resolve
 from tests.annotation.lead_helpers import labeled_item, node, open_item, trio_fixture  # noqa: F401
 
 PEOPLE = ("anonymous", "outsider", "volunteer_a", "lead", "admin")

@@ -6,7 +6,7 @@ import pytest
 from statsmodels.stats.inter_rater import cohens_kappa as statsmodels_cohens_kappa
 
 from annotation.models import Method, Resolution, Stage
-from annotation.stats import pairwise_kappa, volunteer_stats
+from annotation.reporting.stats import pairwise_kappa, volunteer_stats
 from taxonomy import agreement
 from tests.annotation.lead_helpers import labeled_item, node, trio_fixture  # noqa: F401
 

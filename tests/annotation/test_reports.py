@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from annotation.charts import Scale, kappa_bands
 from annotation.models import Annotation, Method, Resolution, Stage
-from annotation.reports import (
+from annotation.reporting.agreement import ALL_ITEMS
+from annotation.reporting.charts import Scale, kappa_bands
+from annotation.reporting.reports import (
     items_by_week,
     project_confusion,
     project_dashboard,
     project_distribution,
     volunteer_throughput,
 )
-from annotation.selectors import ALL_ITEMS
 from tests.annotation.lead_helpers import labeled_item, node, trio_fixture  # noqa: F401
 from tests.annotation.test_import_labels import read_study_file
 from tests.conftest import STUDY

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.assignment import NoneReason
+from annotation.labeling.assignment import NoneReason
 from annotation.models import Action, AuditEvent, Reservation, ScreeningRule, ScreeningVote, Stage
-from annotation.screening import (
+from annotation.screening.services import (
     screening_decide,
     screening_next_claim,
     screening_outcome,

@@ -67,7 +67,7 @@ def prepare(taxonomy, *, rows: int, seed: int, reimport: bool):
 
 
 def export_once(project, options, folder: Path) -> int:
-    from annotation.exports import export_to_file
+    from annotation.reporting.exports import export_to_file
 
     return export_to_file(project, options, folder / f"{options.format}.csv")
 
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     db_name = ensure_database(os.environ["DATABASE_URL"], args.force)
     setup_django()
 
-    from annotation.exports import export_count, export_options
+    from annotation.reporting.exports import export_count, export_options
 
     print(f"database {db_name}; Python {sys.version.split()[0]}; {os.cpu_count()} CPU(s)")
     project = prepare(load_taxonomy(), rows=args.rows, seed=args.seed, reimport=args.reimport)

@@ -97,8 +97,8 @@ def ensure_study_project():
     """The study-scale project with k = 7, imported once and kept between runs."""
     from django.conf import settings
 
-    from annotation.importers import study_labels_import
     from annotation.models import Project
+    from annotation.projects.importers import study_labels_import
     from taxonomy.models import Level
 
     taxonomy = load_taxonomy()

@@ -7,10 +7,10 @@ label times are then spread deterministically over 26 weeks (each item's labels 
 days), which gives the dashboard's weekly section ~26 weeks to compute. Then, medians of
 several runs:
 
-* dashboard    - annotation.reports.project_dashboard: Fleiss' kappa + CI and alpha for every
-                 final type x level, repository x level and ISO week x level. Target <= 1 s.
-* confusion    - annotation.reports.project_confusion at theme level.
-* distribution - annotation.reports.project_distribution.
+* dashboard    - annotation.reporting.reports.project_dashboard: Fleiss' kappa + CI and alpha for
+                 every final type x level, repository x level and ISO week x level. Target <= 1 s.
+* confusion    - annotation.reporting.reports.project_confusion at theme level.
+* distribution - annotation.reporting.reports.project_distribution.
 
 OpenBLAS runs with one thread unless OPENBLAS_NUM_THREADS says otherwise (see main()).
 
@@ -87,7 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     db_name = ensure_database(os.environ["DATABASE_URL"], args.force)
     setup_django()
 
-    from annotation.reports import project_confusion, project_dashboard, project_distribution
+    from annotation.reporting.reports import (
+        project_confusion,
+        project_dashboard,
+        project_distribution,
+    )
 
     print(
         f"database {db_name}; Python {sys.version.split()[0]}; {os.cpu_count()} CPU(s); "

@@ -4,9 +4,9 @@ What it measures, on a dedicated database (default `concord_bench`, created if m
 
 * import   - a brand-new study-format file (38,742 issues x 7 labels + Final_Label, 11
              repositories) into an empty project with no issues yet, via
-             `annotation.importers.study_labels_import`. Target <= 20 s.
+             `annotation.projects.importers.study_labels_import`. Target <= 20 s.
 * reimport - the same file again into the now full project (must create nothing).
-* agreement - `annotation.selectors.project_agreement(project, level=L, by="type")` for
+* agreement - `annotation.reporting.agreement.project_agreement(project, level=L, by="type")` for
              L = type, theme, subtheme; the three together target <= 1 s, and each alone.
 
 Every figure is the median of several runs (min and max shown too). The file is generated
@@ -228,8 +228,8 @@ def imported_study_project(taxonomy, *, rows: int, seed: int, reimport: bool, la
     it was imported now."""
     from django.conf import settings
 
-    from annotation.importers import study_labels_import
     from annotation.models import Project
+    from annotation.projects.importers import study_labels_import
 
     path = Path(settings.VAR_DIR) / "bench" / f"study-labels-{rows}-seed{seed}.csv"
     if not path.exists():
@@ -342,8 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     from django.conf import settings
     from django.db import connection
 
-    from annotation.importers import study_labels_import
-    from annotation.selectors import project_agreement
+    from annotation.projects.importers import study_labels_import
+    from annotation.reporting.agreement import project_agreement
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT version()")

@@ -16,9 +16,9 @@ import pytest
 from django.db import connection
 from playwright.sync_api import expect
 
-from annotation.export_jobs import export_job_run, export_job_start
-from annotation.exports import export_lines, export_options
 from annotation.models import ExportJob, ExportStatus
+from annotation.reporting.export_jobs import export_job_run, export_job_start
+from annotation.reporting.exports import export_lines, export_options
 from tests.browser.test_pages import collect_errors, sign_in
 from tests.workers import worker_pool
 

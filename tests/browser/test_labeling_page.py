@@ -8,9 +8,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from annotation.labeling import annotation_submit
 from annotation.models import Annotation, Item, ScreeningVote, Stage
-from tests.annotation.labeling_helpers import items, node
+from tests.annotation.labeling_helpers import items, label
 from tests.browser.test_pages import collect_errors, scripts_ready, sign_in
 
 pytestmark = pytest.mark.browser
@@ -123,9 +122,7 @@ def test_search_and_key_list(page, personas, project):
 
 def test_label_page_shows_no_other_label_before_cross_check(page, personas, project):
     (item,) = items(project, 1)
-    annotation_submit(
-        item=item, volunteer=personas["volunteer_b"], node=node(project, "C.2"), summary=SECRET
-    )
+    label(item, personas["volunteer_b"], "C.2", summary=SECRET)
     sign_in(page, "volunteer_a")
     page.goto(f"/projects/{project.slug}/label/")
     expect(page.locator("#label-form")).to_have_attribute(

@@ -4,7 +4,6 @@ uninterrupted run."""
 
 import os
 import signal
-import time
 from datetime import date
 
 import pytest
@@ -52,7 +51,9 @@ def test_killed_worker_mid_harvest_resumes_without_duplicates_or_gaps(forge, wor
     killed_at = HarvestRun.objects.get(pk=run.pk)
     assert killed_at.is_active, "the run must still be unfinished when its worker dies"
 
-    time.sleep(2.5)  # past JOB_STALE_SECONDS: the next worker sees the run as abandoned
+    # Heartbeat (and creation: a run younger than that is not swept) moved back past
+    # JOB_STALE_SECONDS, no waiting: the next worker sees the run as abandoned.
+    workers.make_stale(HarvestRun.objects.filter(pk=run.pk), "heartbeat_at", "created_at")
     workers.start()
     done = wait_for(
         lambda: (r := HarvestRun.objects.get(pk=run.pk)).status == RunStatus.DONE and r,
@@ -81,7 +82,9 @@ def test_killed_worker_mid_detail_fetch_is_swept_up_without_duplicates(forge, wo
     at_kill = fetched.count()
     assert at_kill < len(issues), "the kill must land before every issue is fetched"
 
-    time.sleep(2.5)  # past JOB_STALE_SECONDS: the unfinished issues count as abandoned
+    # Their last touch moved back past JOB_STALE_SECONDS (no waiting): the unfinished issues
+    # count as abandoned.
+    workers.make_stale(Issue.objects.filter(fetched_at__isnull=True), "details_requested_at")
     assert len(details_stale()) == len(issues) - at_kill
     workers.start()  # its start-up sweep sends them again
     wait_for(lambda: fetched.count() == len(issues), 120, "the second worker to fetch the rest")

@@ -4,7 +4,7 @@ from dataclasses import asdict
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Project
-from annotation.selectors import GROUPINGS, project_agreement
+from annotation.reporting.agreement import GROUPINGS, project_agreement
 from taxonomy.models import Level
 
 

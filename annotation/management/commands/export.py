@@ -11,14 +11,14 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.exports import (
+from annotation.models import ExportFormat, Project, Stage
+from annotation.reporting.exports import (
     csv_lines,
     export_lines,
     export_options,
     export_to_file,
     study_columns,
 )
-from annotation.models import ExportFormat, Project, Stage
 from concord.errors import ConcordError
 from taxonomy.models import Level
 

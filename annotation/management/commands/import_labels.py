@@ -2,8 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.importers import study_labels_import
 from annotation.models import Project
+from annotation.projects.importers import study_labels_import
 from concord.errors import ConcordError
 
 

@@ -6,9 +6,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotation.demo import demo_items_load
-from annotation.importers import study_labels_import
 from annotation.models import Membership, Project, Role
+from annotation.projects.demo import demo_items_load
+from annotation.projects.importers import study_labels_import
 from taxonomy.loaders import examples_load, taxonomy_load
 from taxonomy.models import Level, Taxonomy
 

@@ -1,0 +1,10 @@
+"""The annotation API: each feature package's API routes, under /api/."""
+
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("annotation.labeling.api_urls")),
+    path("", include("annotation.screening.api_urls")),
+    path("", include("annotation.review.api_urls")),
+    path("", include("annotation.reporting.api_urls")),
+]

@@ -1,0 +1,230 @@
+"""Handing items out: "next item" for a volunteer, skipping, and releasing a reservation.
+
+The claim is one ordered `SELECT ... FOR UPDATE SKIP LOCKED LIMIT 1` in a transaction, followed by
+an expiring Reservation row, so concurrent volunteers are sent different items and two are never
+sent the same last slot. A reservation counts toward k until it expires (expired ones are ignored
+by every query and deleted lazily), is submitted or skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import models, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from annotation.audit import audit_record
+from annotation.labeling.eligibility import (
+    Condition,
+    Refusal,
+    first_refusal,
+    items_meeting,
+    labelable_for,
+    labeling_conditions,
+)
+from annotation.models import (
+    LABELABLE_STAGES,
+    Action,
+    Annotation,
+    Item,
+    Project,
+    Reservation,
+    Skip,
+    Stage,
+)
+from concord.errors import Conflict
+
+# A claim that loses a race (see _claim) tries again, never more often than this.
+CLAIM_ATTEMPTS = 5
+
+
+class NoneReason(models.TextChoices):
+    """Why "next item" handed out nothing; the label is what the page says."""
+
+    NOTHING_LEFT = "nothing_left", "Nothing left to label — thank you!"
+    QUOTA_REACHED = Refusal.QUOTA_REACHED.value, Refusal.QUOTA_REACHED.label
+    PILOT_RUNNING = Refusal.PILOT_RUNNING.value, Refusal.PILOT_RUNNING.label
+    ALL_RESERVED = (
+        "all_reserved",
+        (
+            "The items still waiting are handed out to other volunteers right now; "
+            "try again in a few minutes."
+        ),
+    )
+    NOTHING_TO_SCREEN = "nothing_to_screen", "Nothing left to screen — thank you!"
+    SCREENING_OFF = "screening_off", "This project does not screen candidates."
+    ALL_RESERVED_SCREENING = (
+        "all_reserved_screening",
+        (
+            "The candidates still waiting are being screened by other volunteers right now; "
+            "try again in a few minutes."
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """An item handed out (a live reservation for the volunteer), or why there is none."""
+
+    item: Item | None
+    reason: NoneReason | None = None
+    expires_at: object = None
+
+    @property
+    def message(self) -> str:
+        return self.reason.label if self.reason else ""
+
+
+def live_reservations(*, now=None) -> QuerySet[Reservation]:
+    return Reservation.objects.filter(expires_at__gt=now or timezone.now())
+
+
+def labeling_queue(conditions: list[Condition], project: Project) -> QuerySet[Item]:
+    """The items meeting the labeling rule's `conditions`, in the order they are handed out:
+    fewest labels first. The partial index item_labelable gives that order, so the claim reads
+    the first rows of the index instead of sorting."""
+    return items_meeting(conditions, project).order_by("label_count", "pk")
+
+
+def lock_first(queue: QuerySet[Item], lost: list[int]) -> Item | None:
+    """Lock and return the first item of `queue` not in `lost`, skipping rows others hold."""
+    queue = queue.exclude(pk__in=lost) if lost else queue
+    return queue.select_related("issue").select_for_update(skip_locked=True, of=("self",)).first()
+
+
+def _held(*, project: Project, volunteer, now, stages) -> Reservation | None:
+    """The volunteer's live reservation on an item of `project` still in `stages` (resume)."""
+    return (
+        Reservation.objects.filter(
+            volunteer=volunteer,
+            expires_at__gt=now,
+            item__project=project,
+            item__stage__in=stages,
+        )
+        .select_related("item__issue")
+        .order_by("created_at")
+        .first()
+    )
+
+
+def reservation_room(*, item: Item, volunteer, capacity: int, used: int, now) -> bool:
+    """Whether `item` (locked by the caller) still has a slot for `volunteer`: `used` (labels or
+    votes so far) plus other volunteers' live reservations below `capacity`. A fresh statement,
+    so it sees reservations committed after the claim query started (see _claim)."""
+    others = live_reservations(now=now).filter(item=item).exclude(volunteer=volunteer).count()
+    return used + others < capacity
+
+
+def claim_next(
+    *,
+    project: Project,
+    volunteer,
+    pick: Callable[[list[int]], Item | None],
+    room: Callable[[Item], bool],
+    now,
+) -> Item | None:
+    """Lock an item with `pick(lost)` (the first of the volunteer's queue, not one in `lost`,
+    skipping rows other claims hold) that still has room, and reserve it.
+
+    Under READ COMMITTED a claim query that started before a competing claim committed may still
+    lock that item once the competitor's transaction ends (the item row itself did not change, so
+    PostgreSQL does not re-check the row's conditions); `room` re-checks with a fresh statement,
+    and the loop moves past such an item. It rarely runs more than once."""
+    lost: list[int] = []
+    for _ in range(CLAIM_ATTEMPTS):
+        with transaction.atomic():
+            item = pick(lost)
+            if item is None:
+                return None
+            if not room(item):
+                lost.append(item.pk)
+                continue
+            expires_at = now + timedelta(minutes=project.reservation_minutes)
+            Reservation.objects.bulk_create(  # one statement: insert, or renew my old one
+                [
+                    Reservation(
+                        item=item, volunteer=volunteer, created_at=now, expires_at=expires_at
+                    )
+                ],
+                update_conflicts=True,
+                unique_fields=["item", "volunteer"],
+                update_fields=["created_at", "expires_at"],
+            )
+            return item
+    return None
+
+
+def next_item_claim(*, project: Project, volunteer) -> Claim:
+    """The volunteer's item to label now: their live reservation if they hold one (a reload
+    resumes it), else a newly reserved item, or the reason there is none."""
+    now = timezone.now()
+    # Lazily drop the volunteer's own expired reservations (no other row is touched, so
+    # concurrent claims never contend on these deletes).
+    Reservation.objects.filter(volunteer=volunteer, expires_at__lte=now).delete()
+    conditions = labeling_conditions(project=project, volunteer=volunteer, now=now)
+    blocked = next((c.refusal for c in conditions if c.q is False), None)
+    if blocked is not None:  # the pilot or the quota: nothing for this volunteer anywhere
+        return Claim(None, NoneReason(blocked.value))
+    held = _held(project=project, volunteer=volunteer, now=now, stages=LABELABLE_STAGES)
+    if (
+        held is not None
+        and not Annotation.objects.filter(item_id=held.item_id, volunteer=volunteer).exists()
+    ):
+        return Claim(held.item, expires_at=held.expires_at)
+
+    queue = labeling_queue(conditions, project)
+    room = [c for c in conditions if c.refusal == Refusal.NO_ROOM]
+    item = claim_next(
+        project=project,
+        volunteer=volunteer,
+        pick=lambda lost: lock_first(queue, lost),
+        room=lambda item: first_refusal(room, item) is None,
+        now=now,
+    )
+    if item is not None:
+        return Claim(item, expires_at=now + timedelta(minutes=project.reservation_minutes))
+    # Nothing free: is anything still waiting for me, held by others right now?
+    waiting = labelable_for(project=project, volunteer=volunteer, now=now, room=False)
+    return Claim(None, NoneReason.ALL_RESERVED if waiting.exists() else NoneReason.NOTHING_LEFT)
+
+
+def next_item(*, project: Project, volunteer) -> Item | None:
+    """The item `volunteer` labels next (reserved for them), or None; see next_item_claim."""
+    return next_item_claim(project=project, volunteer=volunteer).item
+
+
+def release(*, item: Item, volunteer) -> int:
+    """Give a reserved item back (its slot is free for others at once); returns rows deleted."""
+    deleted, _ = Reservation.objects.filter(item=item, volunteer=volunteer).delete()
+    return deleted
+
+
+@transaction.atomic
+def item_skip(*, item: Item, volunteer, reason: str = "") -> tuple[Skip, bool]:
+    """`volunteer` passes on `item`: never sent it again, its reservation released. A repeat
+    returns the first skip (created False) and records nothing."""
+    reason = " ".join((reason or "").split())[:300]
+    skip = Skip.objects.filter(item=item, volunteer=volunteer).first()
+    if skip is not None:
+        return skip, False
+    if item.stage not in LABELABLE_STAGES:
+        raise Conflict(
+            f"This item is {Stage(item.stage).label.lower()}, not open for labeling; "
+            "there is nothing to skip."
+        )
+    skip, created = Skip.objects.get_or_create(
+        item=item, volunteer=volunteer, defaults={"reason": reason}
+    )
+    release(item=item, volunteer=volunteer)
+    if created:
+        audit_record(
+            project=item.project,
+            item=item,
+            actor=volunteer,
+            action=Action.SKIP,
+            after={"reason": reason},
+        )
+    return skip, created

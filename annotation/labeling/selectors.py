@@ -1,0 +1,187 @@
+"""What a volunteer may see of an item and of their own work: the item page's contents, the labels
+they may open, their progress.
+
+Blind labeling: nothing here returns another volunteer's label, summary or the counts that would
+reveal them, unless the item is in REVEALED_STAGES and the project reveals labels after
+cross-check (`revealed_labels`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Exists, OuterRef, Q
+from django.utils import timezone
+
+from annotation.highlight import highlight_keywords, highlight_text
+from annotation.labeling.assignment import live_reservations
+from annotation.labeling.eligibility import labelable_for
+from annotation.models import (
+    REVEALED_STAGES,
+    Annotation,
+    Item,
+    Project,
+    Reservation,
+    ScreeningVote,
+    Stage,
+)
+from annotation.rendering import markdown_to_html
+from ingest.models import KeywordMatch
+
+
+def is_revealed(item: Item, project: Project) -> bool:
+    return project.reveal_after_cross_check and item.stage in REVEALED_STAGES
+
+
+def revealed_labels(*, item: Item, project: Project, viewer) -> list[Annotation]:
+    """The other volunteers' labels on `item`, only once the project lets volunteers see them."""
+    if not is_revealed(item, project):
+        return []
+    return list(
+        item.annotations.exclude(volunteer=viewer)
+        .select_related("node", "volunteer")
+        .order_by("created_at", "pk")
+    )
+
+
+@dataclass(frozen=True)
+class ItemAccess:
+    """Why `viewer` may open an item's labeling page: they hold it, or labeled it."""
+
+    item: Item
+    annotation: Annotation | None
+    reservation: Reservation | None
+
+
+def access_item_for_labeling(*, project: Project, item_id: int, viewer) -> ItemAccess | None:
+    """The item if it is in `project` and handed to `viewer` (a live reservation) or labeled by
+    them; None otherwise (the page answers 404, so ids reveal nothing)."""
+    item = (
+        Item.objects.select_related("issue", "project").filter(project=project, pk=item_id).first()
+    )
+    if item is None:
+        return None
+    annotation = (
+        Annotation.objects.select_related("node").filter(item=item, volunteer=viewer).first()
+    )
+    reservation = live_reservations().filter(item=item, volunteer=viewer).first()
+    if annotation is None and reservation is None:
+        return None
+    return ItemAccess(item=item, annotation=annotation, reservation=reservation)
+
+
+def my_annotations(*, project: Project, volunteer):
+    return (
+        Annotation.objects.filter(item__project=project, volunteer=volunteer)
+        .select_related("item__issue", "node")
+        .order_by("-updated_at", "-pk")
+    )
+
+
+# ---------------------------------------------------------------- pages and API payloads
+
+
+@dataclass(frozen=True)
+class CommentView:
+    author: str
+    created_at: object
+    html: str
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """An item as a volunteer sees it: sanitized HTML with the matched keywords marked, their
+    own label, and the others' labels only once revealed."""
+
+    item: Item
+    keywords: list[str]
+    title_html: str
+    body_html: str
+    comments: list[CommentView]
+    mine: Annotation | None
+    others: list[Annotation]
+    revealed: bool
+
+
+def item_keywords(item: Item) -> list[str]:
+    found: dict[str, None] = {}
+    for keywords in KeywordMatch.objects.filter(issue_id=item.issue_id).values_list(
+        "keywords", flat=True
+    ):
+        found.update(dict.fromkeys(keywords))
+    return list(found)
+
+
+def item_view(*, item: Item, project: Project, viewer) -> ItemView:
+    issue = item.issue
+    keywords = item_keywords(item)
+    comments = [
+        CommentView(c.author, c.created_at, highlight_keywords(markdown_to_html(c.body), keywords))
+        for c in issue.comments.order_by("created_at", "comment_id")
+    ]
+    mine = Annotation.objects.select_related("node").filter(item=item, volunteer=viewer).first()
+    return ItemView(
+        item=item,
+        keywords=keywords,
+        title_html=highlight_text(issue.title or str(issue), keywords),
+        body_html=highlight_keywords(markdown_to_html(issue.body), keywords),
+        comments=comments,
+        mine=mine,
+        others=revealed_labels(item=item, project=project, viewer=viewer),
+        revealed=is_revealed(item, project),
+    )
+
+
+@dataclass(frozen=True)
+class Progress:
+    mine: int
+    mine_target: int
+    waiting_to_label: int
+    waiting_to_screen: int
+    project_done: int
+    project_total: int
+
+    @staticmethod
+    def percent(part: int, whole: int) -> int:
+        return round(100 * part / whole) if whole else 0
+
+    @property
+    def mine_percent(self) -> int:
+        return self.percent(self.mine, self.mine_target)
+
+    @property
+    def project_percent(self) -> int:
+        return self.percent(self.project_done, self.project_total)
+
+
+def volunteer_progress(*, project: Project, volunteer, waiting: bool = True) -> Progress:
+    """My labels against my quota (or against mine plus what still waits for me), what waits
+    for me, and how far the project is (items with k labels among those past screening). No
+    per-item counts of labels are shown to volunteers, so nothing here reveals other volunteers'
+    answers. `waiting=False` skips counting the candidates left to screen."""
+    stages = dict(project.items.values_list("stage").annotate(n=Count("pk")).order_by())
+    past_screening = sum(
+        n for stage, n in stages.items()
+        if stage not in (Stage.CANDIDATE, Stage.SCREENING_DISPUTE, Stage.EXCLUDED)
+    )  # fmt: skip
+    done = sum(stages.get(stage, 0) for stage in REVEALED_STAGES)
+    mine = Annotation.objects.filter(item__project=project, volunteer=volunteer).count()
+    waiting_to_label = labelable_for(
+        project=project, volunteer=volunteer, now=timezone.now(), room=False
+    ).count()
+    mine_q = Q(item=OuterRef("pk"), volunteer=volunteer)
+    waiting_to_screen = 0
+    if project.screening_enabled and waiting:
+        waiting_to_screen = (
+            Item.objects.filter(project=project, stage=Stage.CANDIDATE)
+            .exclude(Exists(ScreeningVote.objects.filter(mine_q)))
+            .count()
+        )
+    return Progress(
+        mine=mine,
+        mine_target=max(project.quota_per_volunteer or mine + waiting_to_label, mine),
+        waiting_to_label=waiting_to_label,
+        waiting_to_screen=waiting_to_screen,
+        project_done=done,
+        project_total=past_screening,
+    )

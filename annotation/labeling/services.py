@@ -1,0 +1,140 @@
+"""Labels: a volunteer submits or edits their label on an item (what they may see of items is in
+annotation.labeling.selectors)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.audit import audit_record
+from annotation.labeling.eligibility import LabelingRefused, is_editable, labeling_refusal
+from annotation.lifecycle import item_settle
+from annotation.models import Action, Annotation, Item, PilotStatus, Project, Reservation, Stage
+from concord.errors import ConcordError, Conflict
+from taxonomy.models import Level, Node
+
+SUMMARY_MAX = 500
+
+
+def label_node(*, project: Project, code: str) -> Node:
+    """The node `code` of the project's taxonomy, if a label may go there (see node_check)."""
+    code = (code or "").strip()
+    if not code:
+        raise ConcordError("Choose a category.")
+    node = Node.objects.filter(taxonomy_id=project.taxonomy_id, code=code).first()
+    if node is None:
+        raise ConcordError(f"{code} is not a category of the taxonomy {project.taxonomy}.")
+    node_check(project=project, node=node)
+    return node
+
+
+def node_check(*, project: Project, node: Node) -> None:
+    """A label is a node of the project's taxonomy, at exactly the project's depth, not retired."""
+    if node.taxonomy_id != project.taxonomy_id:
+        raise ConcordError(f"{node.code} belongs to another taxonomy than {project.taxonomy}.")
+    if node.level != project.label_depth:
+        raise ConcordError(
+            f"{node.code} is a {Level(node.level).label.lower()}; this project labels at "
+            f"{Level(project.label_depth).label.lower()} depth."
+        )
+    if node.retired_at is not None:
+        raise ConcordError(
+            f"{node.code} {node.name} was retired on {node.retired_at:%Y-%m-%d}; "
+            "choose a current category."
+        )
+
+
+def _stale(annotation: Annotation) -> Conflict:
+    when = timezone.localtime(annotation.updated_at).strftime("%H:%M")
+    return Conflict(
+        f"This label was changed in another tab or by a retry at {when}; reload to see it."
+    )
+
+
+def annotation_submit(
+    *,
+    item: Item,
+    volunteer,
+    node: Node,
+    summary: str,
+    version: int | None = None,
+) -> tuple[Annotation, bool]:
+    """Store `volunteer`'s label on `item`, or edit it. Returns (annotation, created).
+
+    Idempotent: the same node and summary again (double click, retry, a second tab) returns the
+    stored annotation and changes nothing. A different label on an item already labeled is an
+    edit, which needs the `version` the form was built from: a stale one is a Conflict, never a
+    silent overwrite. The item row is locked for the whole transaction, so two submits for the
+    same item (by anyone) run one after the other and label_count never passes k."""
+    summary = " ".join((summary or "").split())
+    if len(summary) > SUMMARY_MAX:
+        raise ConcordError(f"The summary is {len(summary)} characters; keep it to {SUMMARY_MAX}.")
+    with transaction.atomic():
+        item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
+        project = item.project
+        node_check(project=project, node=node)
+        mine = Annotation.objects.filter(item=item, volunteer=volunteer).first()
+        if mine is not None:
+            if mine.node_id == node.pk and mine.summary == summary:
+                return mine, False
+            return _annotation_edit(item=item, annotation=mine, node=node, summary=summary,
+                                    version=version), False  # fmt: skip
+        return _annotation_create(item=item, volunteer=volunteer, node=node, summary=summary), True
+
+
+def _annotation_create(*, item: Item, volunteer, node: Node, summary: str) -> Annotation:
+    """A new label, if the one rule (annotation.labeling.eligibility) lets `volunteer` give it."""
+    project = item.project
+    now = timezone.now()
+    refusal = labeling_refusal(item=item, volunteer=volunteer, now=now)
+    if refusal is not None:
+        raise LabelingRefused(refusal, project)
+    reservation = Reservation.objects.filter(item=item, volunteer=volunteer).first()
+    seconds = None
+    if reservation is not None:
+        seconds = max(0, int((now - reservation.created_at).total_seconds()))
+        reservation.delete()
+    annotation = Annotation.objects.create(
+        item=item,
+        volunteer=volunteer,
+        node=node,
+        summary=summary,
+        seconds_spent=seconds,
+        # during a pilot the rule lets only the lead label, and only pilot items
+        is_pilot=project.pilot_status == PilotStatus.RUNNING,
+    )
+    item.label_count += 1
+    item.save(update_fields=["label_count"])
+    item_settle(
+        item=item,
+        action=Action.LABEL,
+        actor=volunteer,
+        details={"node": node.code, "summary": summary},
+    )
+    return annotation
+
+
+def _annotation_edit(
+    *, item: Item, annotation: Annotation, node: Node, summary: str, version: int | None
+) -> Annotation:
+    if not is_editable(item):
+        raise Conflict(
+            f"This item is already {Stage(item.stage).label.lower()}; "
+            "its labels can no longer be changed."
+        )
+    if version is None or int(version) != annotation.version:
+        raise _stale(annotation)
+    before = {"node": annotation.node.code, "summary": annotation.summary}
+    annotation.node = node
+    annotation.summary = summary
+    annotation.version += 1
+    annotation.save(update_fields=["node", "summary", "version", "updated_at"])
+    audit_record(
+        project=item.project,
+        item=item,
+        actor=annotation.volunteer,
+        action=Action.EDIT,
+        before=before,
+        after={"node": node.code, "summary": summary},
+    )
+    return annotation

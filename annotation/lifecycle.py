@@ -1,0 +1,219 @@
+"""An item's stage: the one rule that derives it, the table of allowed moves, and the one gateway
+that changes it.
+
+```
+candidate ──screening──> open | excluded | screening_dispute ──lead──> open | excluded
+open ──first label──> labeling ──k-th label──> final (unanimous) | disputed ──lead──> final
+final ──re-open──> disputed;   any labeled stage ──proposal send-back──> open
+```
+
+Every path that changes a stage (live labels, import, screening, pilot, send-back, resolve,
+re-open) calls `item_move` for one item or `items_move` for many: both check TRANSITIONS and write
+the audit row in the caller's transaction, so the lead's stale-form check (review.services
+item_version, built from audit ids) sees every change. Where labels or a resolution changed, the
+caller asks `item_outcome` for the stage the rows give, so live labeling and import cannot drift
+apart.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from annotation.audit import audit_record
+from annotation.models import Action, AuditEvent, Item, Method, Resolution, Stage
+from concord.errors import Conflict
+
+# Stages an item without labels can be in; which one is the screening's business.
+UNLABELED_STAGES = (Stage.CANDIDATE, Stage.SCREENING_DISPUTE, Stage.EXCLUDED, Stage.OPEN)
+
+TRANSITIONS: dict[str, frozenset[str]] = {
+    Stage.CANDIDATE: frozenset(
+        {
+            Stage.OPEN,
+            Stage.EXCLUDED,
+            Stage.SCREENING_DISPUTE,
+            Stage.LABELING,
+            Stage.DISPUTED,
+            Stage.FINAL,
+        }  # labels imported for a candidate the study had already screened
+    ),
+    Stage.SCREENING_DISPUTE: frozenset(
+        {Stage.OPEN, Stage.EXCLUDED, Stage.LABELING, Stage.DISPUTED, Stage.FINAL}
+    ),
+    Stage.EXCLUDED: frozenset({Stage.LABELING, Stage.DISPUTED, Stage.FINAL}),  # by import only
+    Stage.OPEN: frozenset({Stage.LABELING, Stage.DISPUTED, Stage.FINAL}),
+    Stage.LABELING: frozenset({Stage.DISPUTED, Stage.FINAL, Stage.OPEN}),
+    Stage.DISPUTED: frozenset({Stage.FINAL, Stage.OPEN}),
+    Stage.FINAL: frozenset({Stage.DISPUTED, Stage.OPEN}),
+}
+
+
+class InvalidTransition(Conflict):
+    """A move the lifecycle does not allow (a bug in the caller, or a stale request)."""
+
+
+def transition_check(before: str, after: str) -> None:
+    if after not in TRANSITIONS.get(before, frozenset()):
+        raise InvalidTransition(
+            f"An item cannot go from {Stage(before).label.lower()} to {Stage(after).label.lower()}."
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an item's rows make of it: its stage, the node of a unanimous resolution to create
+    (when the k-th label agrees with the others), and the share of labels on the most common
+    answer (orders the lead's queue; None below k)."""
+
+    stage: str
+    unanimous_node: int | None = None
+    agreement: float | None = None
+
+
+def item_outcome(*, stage: str, labels: Sequence[int], resolved: bool, k: int) -> Outcome:
+    """The stage an item's stored rows give it: resolved -> final; k labels or more -> final
+    through a unanimous resolution when every label agrees and the item only now reaches k,
+    otherwise disputed (waiting for the lead); some labels -> labeling; none -> where screening
+    left it (open if it had been labeled before a send-back).
+
+    `labels` are node ids; `stage` is the item's stage before the change. An item the lead
+    re-opened (disputed, k labels, no resolution) stays disputed even if its labels agree."""
+    n = len(labels)
+    if n >= k:
+        agreement = max(Counter(labels).values()) / n
+        if resolved:
+            return Outcome(Stage.FINAL, agreement=agreement)
+        if stage != Stage.DISPUTED and len(set(labels)) == 1:
+            return Outcome(Stage.FINAL, unanimous_node=labels[0], agreement=agreement)
+        return Outcome(Stage.DISPUTED, agreement=agreement)
+    if resolved:
+        return Outcome(Stage.FINAL)
+    if n > 0:
+        return Outcome(Stage.LABELING)
+    return Outcome(stage if stage in UNLABELED_STAGES else Stage.OPEN)
+
+
+def item_move(
+    *,
+    item: Item,
+    to: str,
+    action: str,
+    actor=None,
+    before: dict | None = None,
+    after: dict | None = None,
+) -> AuditEvent:
+    """Move `item` (its row locked by the caller, in the caller's transaction) to stage `to`,
+    and record `action` with the stage change in one audit row. Raises InvalidTransition for a
+    move TRANSITIONS does not allow. Saves the stage only; other fields the caller changed on the
+    instance are the caller's to save."""
+    transition_check(item.stage, to)
+    was = item.stage
+    item.stage = to
+    item.save(update_fields=["stage"])
+    return audit_record(
+        project=item.project,
+        item=item,
+        actor=actor,
+        action=action,
+        before={"stage": was, **(before or {})},
+        after={"stage": to, **(after or {})},
+    )
+
+
+@dataclass(frozen=True)
+class Move:
+    item_id: int
+    before: str
+    after: str
+    details: dict | None = None  # the action's own after-values for this item
+
+
+def items_move(*, project, moves: Iterable[Move], action: str, actor=None) -> int:
+    """Bulk `item_move` (imports, pilot close): check every move, set each group of items'
+    stage with one UPDATE per (before, after) pair, and write one audit row per item in one
+    INSERT. The caller holds the transaction. Returns how many items moved."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    events = []
+    actor = actor if actor is not None and actor.is_authenticated else None
+    for move in moves:
+        if move.before == move.after:
+            continue
+        transition_check(move.before, move.after)
+        groups.setdefault((move.before, move.after), []).append(move.item_id)
+        events.append(
+            AuditEvent(
+                project=project,
+                item_id=move.item_id,
+                actor=actor,
+                action=action,
+                before={"stage": move.before},
+                after={"stage": move.after, **(move.details or {})},
+            )
+        )
+    for (before, after), ids in groups.items():
+        for start in range(0, len(ids), CHUNK):
+            # `stage=before` makes a concurrent change a no-op instead of a silent overwrite
+            Item.objects.filter(pk__in=ids[start : start + CHUNK], stage=before).update(stage=after)
+    AuditEvent.objects.bulk_create(events, batch_size=CHUNK)
+    return len(events)
+
+
+CHUNK = 2000  # ids per UPDATE ... WHERE id IN (...), well under SQLite's variable limit
+
+
+def item_settle(
+    *, item: Item, action: str = Action.CROSS_CHECK, actor=None, details: dict | None = None
+) -> str:
+    """Record `action` (which changed the labels of `item`, its row locked by the caller) and
+    bring the item's stage in line with item_outcome, in one or two audit rows.
+
+    Short of k labels the action's row carries the stage change, if any (open -> labeling). At
+    the k-th label the cross-check follows in a row of its own, by Concord: a unanimous item
+    gets its resolution (method unanimous) and goes final, any other goes to the lead as
+    disputed, with its agreement kept for the queue's order. Returns the new stage."""
+    labels = list(item.annotations.values_list("node_id", flat=True))
+    resolved = Resolution.objects.filter(item=item).exists()
+    outcome = item_outcome(
+        stage=item.stage, labels=labels, resolved=resolved, k=item.project.overlap_k
+    )
+    cross_check = outcome.agreement is not None and outcome.stage != item.stage
+    if outcome.stage == item.stage or (cross_check and action != Action.CROSS_CHECK):
+        audit_record(project=item.project, item=item, actor=actor, action=action, after=details)
+    if outcome.stage == item.stage:
+        return item.stage
+    if not cross_check:
+        item_move(item=item, to=outcome.stage, action=action, actor=actor, after=details)
+        return item.stage
+    if outcome.unanimous_node is not None:
+        Resolution.objects.create(
+            item=item, node_id=outcome.unanimous_node, method=Method.UNANIMOUS
+        )
+    item.agreement = outcome.agreement
+    item.save(update_fields=["agreement"])
+    item_move(
+        item=item,
+        to=outcome.stage,
+        action=Action.CROSS_CHECK,
+        after={"agreement": round(outcome.agreement, 3)},
+    )
+    return item.stage
+
+
+def resolution_method(labels: Sequence[int], final: int) -> str:
+    """Unanimous if every label is the final one, majority if it is (one of) the most common,
+    else a lead decision. Labels and final are node ids."""
+    if labels and all(label == final for label in labels):
+        return Method.UNANIMOUS
+    counts = Counter(labels)
+    top = max(counts.values(), default=0)
+    return Method.MAJORITY if counts.get(final, 0) == top and top > 0 else Method.LEAD
+
+
+def majority_suggestion(labels: Sequence[int]) -> int | None:
+    """The node id with strictly the most votes; None on a tie or with no labels."""
+    ranked = Counter(labels).most_common(2)
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]

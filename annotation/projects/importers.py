@@ -1,0 +1,308 @@
+"""Import labels in the study format: `Issue_URL,Label1..LabelN,Final_Label`.
+
+N comes from the header (any N >= 1). Each LabelJ column is one volunteer account of the project;
+a blank cell means that volunteer gave no label. Labels are node codes at any level; Final_Label
+becomes the resolution, its method derived from the votes. A file is checked completely before
+anything is written, then written in one transaction: a bad file changes nothing, and importing
+the same file again changes nothing either.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from annotation.lifecycle import Move, item_outcome, items_move, resolution_method
+from annotation.models import (
+    Action,
+    Annotation,
+    Item,
+    Membership,
+    Method,
+    Project,
+    Resolution,
+    Role,
+)
+from concord.errors import ConcordError, RowError, utf8_text
+from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
+from ingest.services import insert_rows, issues_ensure
+
+URL_COLUMN = "Issue_URL"
+FINAL_COLUMN = "Final_Label"
+LABEL_COLUMN = re.compile(r"^Label([1-9][0-9]*)$")
+MAX_REPORTED = 20
+BATCH = 5000
+
+
+class ImportFailed(ConcordError):
+    """Every problem found in a file, each with its line and column; nothing was written."""
+
+    def __init__(self, errors: list[RowError]) -> None:
+        self.errors = errors
+        shown = "\n".join(f"  {e}" for e in errors[:MAX_REPORTED])
+        more = (
+            f"\n  ... and {len(errors) - MAX_REPORTED} more" if len(errors) > MAX_REPORTED else ""
+        )
+        super().__init__(f"{len(errors)} problem(s); nothing was imported:\n{shown}{more}")
+
+
+@dataclass(frozen=True)
+class StudyRow:
+    line: int
+    ref: IssueRef
+    labels: tuple[int | None, ...]  # node id per LabelJ column, None for a blank cell
+    final: int | None
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    rows: int
+    items_created: int
+    annotations_created: int
+    resolutions_created: int
+
+
+def volunteer_username(project: Project, column: int) -> str:
+    """Stable account name for column LabelJ, so an admin can map it to a real person later."""
+    return f"{project.slug}-label{column}"
+
+
+def study_labels_import(*, project: Project, path: Path) -> ImportReport:
+    try:
+        text = utf8_text(path.read_bytes(), str(path))
+    except RowError as exc:
+        raise ImportFailed([exc]) from exc
+    rows, columns = parse_study_csv(project=project, text=text, name=str(path))
+    return _write(project=project, rows=rows, columns=columns, name=str(path))
+
+
+def parse_study_csv(*, project: Project, text: str, name: str) -> tuple[list[StudyRow], list[int]]:
+    """Check the whole file; return its rows and the LabelJ numbers, or raise ImportFailed."""
+    codes = dict(project.taxonomy.nodes.filter(retired_at__isnull=True).values_list("code", "pk"))
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, [])
+    except csv.Error as exc:
+        raise ImportFailed([RowError(name, 1, None, f"unreadable CSV: {exc}")]) from exc
+    columns = _label_columns(header, name)
+    errors: list[RowError] = []
+    rows: list[StudyRow] = []
+    seen: dict[IssueRef, int] = {}
+    try:
+        for record in reader:
+            line = reader.line_num
+            if not any(cell.strip() for cell in record):
+                continue
+            row = _parse_row(record, header, codes, name, line, errors)
+            if row is None:
+                continue
+            if row.ref in seen:
+                errors.append(
+                    RowError(name, line, URL_COLUMN, f"duplicate of line {seen[row.ref]}")
+                )
+                continue
+            seen[row.ref] = line
+            rows.append(row)
+    except csv.Error as exc:
+        errors.append(RowError(name, reader.line_num, None, f"unreadable CSV: {exc}"))
+    if errors:
+        raise ImportFailed(errors)
+    return rows, columns
+
+
+def _label_columns(header: list[str], name: str) -> list[int]:
+    header = [h.strip() for h in header]
+    if len(header) < 3 or header[0] != URL_COLUMN or header[-1] != FINAL_COLUMN:
+        raise ImportFailed(
+            [
+                RowError(
+                    name,
+                    1,
+                    None,
+                    f"header must be {URL_COLUMN},Label1..LabelN,{FINAL_COLUMN}; "
+                    f"found {','.join(header)!r}",
+                )
+            ]
+        )
+    numbers = []
+    for position, title in enumerate(header[1:-1], start=1):
+        match = LABEL_COLUMN.match(title)
+        if match is None or int(match[1]) != position:
+            raise ImportFailed([RowError(name, 1, title, f"expected Label{position} here")])
+        numbers.append(position)
+    return numbers
+
+
+def _parse_row(record, header, codes, name, line, errors) -> StudyRow | None:
+    if len(record) != len(header):
+        errors.append(RowError(name, line, None, f"{len(record)} cells, header has {len(header)}"))
+        return None
+    try:
+        ref = parse_issue_url(record[0])
+    except BadIssueUrl as exc:
+        errors.append(RowError(name, line, URL_COLUMN, str(exc)))
+        return None
+    nodes: list[int | None] = []
+    for title, cell in zip(header[1:], record[1:], strict=True):
+        code = cell.strip()
+        if code and code not in codes:
+            errors.append(RowError(name, line, title.strip(), f"unknown taxonomy code {code!r}"))
+        nodes.append(codes.get(code) if code else None)
+    return StudyRow(line, ref, tuple(nodes[:-1]), nodes[-1])
+
+
+@transaction.atomic
+def _write(
+    *, project: Project, rows: list[StudyRow], columns: list[int], name: str
+) -> ImportReport:
+    volunteers = _column_volunteers(project, columns)
+    issue_ids = issues_ensure(row.ref for row in rows)
+    issue_of_row = [issue_ids[row.ref] for row in rows]
+    items = _ensure_items(project, rows, issue_of_row)
+    item_of_row = [items.by_issue[issue_id] for issue_id in issue_of_row]
+    existing = _existing_labels(project)
+    resolved = dict(
+        Resolution.objects.filter(item__project=project).values_list("item_id", "node_id")
+    )
+
+    errors: list[RowError] = []
+    new_annotations: list[tuple[int, int, int]] = []  # item, volunteer, node
+    new_resolutions: list[tuple[int, int, str]] = []  # item, node, method
+    for row, item_id in zip(rows, item_of_row, strict=True):
+        for column, node_id in zip(columns, row.labels, strict=True):
+            if node_id is None:
+                continue
+            key = (item_id, volunteers[column])
+            if key not in existing:
+                new_annotations.append((item_id, key[1], node_id))
+            elif existing[key] != node_id:
+                errors.append(
+                    RowError(
+                        name, row.line, f"Label{column}", "differs from the label already stored"
+                    )
+                )
+        if row.final is None:
+            continue
+        if item_id not in resolved:
+            labels = [n for n in row.labels if n is not None]
+            new_resolutions.append((item_id, row.final, resolution_method(labels, row.final)))
+        elif resolved[item_id] != row.final:
+            errors.append(
+                RowError(name, row.line, FINAL_COLUMN, "differs from the resolution already stored")
+            )
+    if errors:
+        raise ImportFailed(errors)
+
+    insert_rows(Annotation, ("item_id", "volunteer_id", "node_id"), new_annotations)
+    insert_rows(Resolution, ("item_id", "node_id", "method"), new_resolutions)
+    labels_of: dict[int, list[int]] = defaultdict(list)
+    for (item_id, _), node_id in existing.items():
+        labels_of[item_id].append(node_id)
+    for item_id, _, node_id in new_annotations:
+        labels_of[item_id].append(node_id)
+    resolved_items = resolved.keys() | {item_id for item_id, _, _ in new_resolutions}
+    _settle(
+        project=project,
+        item_ids=list(dict.fromkeys(item_of_row)),
+        labels_of=labels_of,
+        resolved=resolved_items,
+        name=name,
+    )
+    return ImportReport(
+        rows=len(rows),
+        items_created=items.created,
+        annotations_created=len(new_annotations),
+        resolutions_created=len(new_resolutions),
+    )
+
+
+def _settle(
+    *,
+    project: Project,
+    item_ids: list[int],
+    labels_of: dict[int, list[int]],
+    resolved: set[int],
+    name: str,
+) -> None:
+    """Give every item of the file the count, stage and agreement its rows now give it, by the
+    rule live labeling uses (lifecycle.item_outcome): k unanimous labels without a Final_Label
+    become final through a unanimous resolution, as the k-th live label would. One audit row
+    per item whose stage changes; items the file leaves as they were (a re-import) are not
+    written at all."""
+    k = project.overlap_k
+    moves: list[Move] = []
+    unanimous: list[tuple[int, int, str]] = []
+    recounted: list[Item] = []
+    for start in range(0, len(item_ids), BATCH):
+        rows = Item.objects.filter(pk__in=item_ids[start : start + BATCH]).values_list(
+            "pk", "stage", "label_count", "agreement"
+        )
+        for pk, stage, count, agreement in rows:
+            labels = labels_of.get(pk, [])
+            outcome = item_outcome(stage=stage, labels=labels, resolved=pk in resolved, k=k)
+            if outcome.unanimous_node is not None:
+                unanimous.append((pk, outcome.unanimous_node, Method.UNANIMOUS))
+            if (count, agreement) != (len(labels), outcome.agreement):
+                recounted.append(Item(pk=pk, label_count=len(labels), agreement=outcome.agreement))
+            if outcome.stage != stage:
+                moves.append(Move(pk, stage, outcome.stage, {"file": name}))
+    insert_rows(Resolution, ("item_id", "node_id", "method"), unanimous)
+    Item.objects.bulk_update(recounted, ["label_count", "agreement"], batch_size=BATCH)
+    items_move(project=project, moves=moves, action=Action.IMPORT)
+
+
+def _column_volunteers(project: Project, columns: list[int]) -> dict[int, int]:
+    """The user id behind each LabelJ column, creating the account and membership once."""
+    users = get_user_model()
+    by_column = dict(
+        project.memberships.filter(column__in=columns).values_list("column", "user_id")
+    )
+    for column in columns:
+        if column in by_column:
+            continue
+        user, _ = users.objects.get_or_create(
+            username=volunteer_username(project, column),
+            defaults={"first_name": f"Label{column}", "last_name": f"({project.slug})"},
+        )
+        if user.has_usable_password():  # created here: imported volunteers cannot sign in yet
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+        Membership.objects.update_or_create(
+            project=project, user=user, defaults={"role": Role.VOLUNTEER, "column": column}
+        )
+        by_column[column] = user.pk
+    return by_column
+
+
+@dataclass(frozen=True)
+class _ItemIds:
+    by_issue: dict[int, int]  # item id by issue id
+    created: int
+
+
+def _ensure_items(project: Project, rows: list[StudyRow], issue_of_row: list[int]) -> _ItemIds:
+    """Item id by issue id, creating the missing items (at the initial stage, without labels:
+    _settle gives them what their rows give them)."""
+    found = dict(project.items.values_list("issue_id", "pk"))
+    missing = [issue_id for issue_id in dict.fromkeys(issue_of_row) if issue_id not in found]
+    if missing:
+        insert_rows(Item, ("project_id", "issue_id"), [(project.pk, i) for i in missing])
+        found.update(project.items.values_list("issue_id", "pk"))
+    return _ItemIds(
+        by_issue=found,
+        created=len(missing),
+    )
+
+
+def _existing_labels(project: Project) -> dict[tuple[int, int], int]:
+    rows = Annotation.objects.filter(item__project=project).values_list(
+        "item_id", "volunteer_id", "node_id"
+    )
+    return {(i, v): n for i, v, n in rows.iterator(chunk_size=BATCH)}

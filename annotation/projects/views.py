@@ -1,0 +1,49 @@
+"""The project pages: my projects, one project's overview, adding a source's issues as items."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.shortcuts import redirect, render
+
+from annotation.access import access_project, projects_of, user_role
+from annotation.models import Role
+from annotation.projects.forms import CANDIDATES, ItemsFromSourceForm
+from annotation.projects.services import project_items_from_source
+from concord.errors import ConcordError
+
+
+@login_required
+def home(request):
+    projects = projects_of(request.user).annotate(n_items=Count("items", distinct=True))
+    return render(request, "annotation/home.html", {"projects": projects})
+
+
+@login_required
+def project_detail(request, slug: str):
+    project = access_project(request.user, slug)
+    role = user_role(request.user, project)
+    stages = dict(project.items.values_list("stage").annotate(n=Count("pk")).order_by())
+    context = {"project": project, "role": role, "stages": stages, "total": sum(stages.values())}
+    return render(request, "annotation/project_detail.html", context)
+
+
+@login_required
+def project_items_from_source_page(request, slug: str):
+    """Leads and admins add a harvested source's issues (all, or keyword candidates) as items."""
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    form = ItemsFromSourceForm(request.POST or None, initial={"source": request.GET.get("source")})
+    if request.method == "POST" and form.is_valid():
+        source = form.cleaned_data["source"]
+        try:
+            added = project_items_from_source(
+                project=project,
+                source=source,
+                candidates_only=form.cleaned_data["which"] == CANDIDATES,
+            )
+        except ConcordError as exc:
+            form.add_error("which", exc.message)
+        else:
+            messages.success(request, f"Added {added} new items from {source}.")
+            return redirect("project-detail", slug=project.slug)
+    context = {"project": project, "form": form}
+    return render(request, "annotation/project_items_add.html", context)

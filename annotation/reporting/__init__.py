@@ -1,0 +1,1 @@
+"""Reporting: agreement, reports and statistics with their charts, and the CSV exports."""

@@ -1,0 +1,199 @@
+"""Exports written in the background: start a job, run it (the Celery task calls this), report
+its progress, find its file.
+
+A job's file is written under a temporary name and renamed when complete (exports.export_to_file),
+and the job turns `done` only after that: a killed worker or a failure never leaves a file a
+user could download half-written. The worker beats a heartbeat as it writes; a job whose heartbeat
+stopped (its worker was killed) or that was never taken (Redis was down when it was queued) is sent
+again by the stale-job sweep, and the rerun claims it and rewrites the file from the start.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import ExportJob, ExportStatus, Project
+from annotation.reporting.exports import ExportOptions, export_count, export_options, export_to_file
+from concord.errors import ConcordError
+from concord.tasks import send
+
+logger = logging.getLogger(__name__)
+
+
+NOT_TAKEN = (
+    "Queued {waited} ago and no worker has taken it: the task queue (Redis) or the workers"
+    " may be down. Nothing is lost; it starts by itself once they are back."
+)
+
+
+def export_dir() -> Path:
+    return Path(settings.VAR_DIR) / "exports"
+
+
+@dataclass(frozen=True)
+class ExportQueued:
+    """A new export job, and whether the broker took its task (False: Redis could not be
+    reached; the stale-job sweep sends it later). True while the caller's own transaction is
+    still open: the task goes when it commits."""
+
+    job: ExportJob
+    sent: bool
+
+
+def export_job_start(
+    *, project: Project, user, options: ExportOptions, enqueue: bool = True
+) -> ExportJob:
+    """Queue an export of `project`; the task is sent after this transaction commits
+    (export_job_queue also tells whether the broker took it)."""
+    return export_job_queue(project=project, user=user, options=options, enqueue=enqueue).job
+
+
+def export_job_queue(
+    *, project: Project, user, options: ExportOptions, enqueue: bool = True
+) -> ExportQueued:
+    """export_job_start, returning the job with whether its task was sent."""
+    sent: dict[str, bool] = {}  # filled by the on-commit hook below
+    with transaction.atomic():
+        job = ExportJob.objects.create(
+            project=project,
+            requested_by=user if user is not None and user.is_authenticated else None,
+            format=options.format,
+            options=options.as_json(),
+            rows_total=export_count(project, options),
+        )
+        if enqueue:
+            from annotation.tasks import export_job_run as export_job_run_task
+
+            transaction.on_commit(lambda: sent.update(ok=send(export_job_run_task, job.pk)))
+    return ExportQueued(job=job, sent=sent.get("ok", True))
+
+
+def export_job_run(*, job_id: int) -> ExportJob | None:
+    """Write the job's file and mark it done, or failed with the reason. A job already done or
+    failed is left alone, and so is one another worker is writing (a duplicate delivery); a
+    queued one, or a running one whose heartbeat stopped (its worker died), is (re)started."""
+    now = timezone.now()
+    claimed = (
+        ExportJob.objects.filter(pk=job_id)
+        .filter(_unattended(now - timedelta(seconds=settings.JOB_STALE_SECONDS), queued_since=None))
+        .update(
+            status=ExportStatus.RUNNING, started_at=now, heartbeat_at=now, rows_written=0, error=""
+        )
+    )
+    job = ExportJob.objects.select_related("project__taxonomy").filter(pk=job_id).first()
+    if not claimed or job is None:
+        return job
+    try:
+        options = export_options(job.project, **{**job.options, "format": job.format})
+        name = export_file_name(job, options)
+        _remove_leftovers(name)
+        rows = export_to_file(
+            job.project,
+            options,
+            export_dir() / name,
+            progress=lambda n: ExportJob.objects.filter(pk=job_id).update(
+                rows_written=n, heartbeat_at=timezone.now()
+            ),
+        )
+    except ConcordError as exc:  # e.g. a filter's type retired from the taxonomy since
+        return _fail(job, exc.message)
+    except OSError as exc:
+        logger.exception("export %s could not write its file", job_id)
+        return _fail(job, f"Could not write the file: {exc.strerror or exc}.")
+    except Exception:
+        logger.exception("export %s failed", job_id)
+        return _fail(job, "The export stopped on an unexpected error; the worker log has details.")
+    ExportJob.objects.filter(pk=job_id).update(
+        status=ExportStatus.DONE, rows_written=rows, file=name, finished_at=timezone.now()
+    )
+    job.refresh_from_db()
+    return job
+
+
+def export_jobs_stale() -> list[int]:
+    """Jobs nobody is working on: queued for a while (never sent, or the message was lost) or
+    running without a heartbeat (a killed worker). The sweep sends them again."""
+    limit = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
+    stale = ExportJob.objects.filter(_unattended(limit, queued_since=limit))
+    return sorted(stale.values_list("pk", flat=True))
+
+
+def _unattended(limit, *, queued_since) -> Q:
+    """Queued (before `queued_since`, if given), or running with no heartbeat since `limit`."""
+    queued = Q(status=ExportStatus.QUEUED)
+    if queued_since is not None:
+        queued &= Q(created_at__lt=queued_since)
+    silent = Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=limit)
+    return queued | (Q(status=ExportStatus.RUNNING) & silent)
+
+
+def export_files_expire() -> int:
+    """Delete the files of exports finished more than EXPORT_KEEP_DAYS ago (the job stays, with
+    its options and counts, and says the file is gone); returns how many files went."""
+    limit = timezone.now() - timedelta(days=settings.EXPORT_KEEP_DAYS)
+    old = ExportJob.objects.filter(status=ExportStatus.DONE, finished_at__lt=limit).exclude(file="")
+    files = dict(old.values_list("pk", "file"))
+    for name in files.values():
+        (export_dir() / name).unlink(missing_ok=True)
+    return ExportJob.objects.filter(pk__in=files).update(file="")
+
+
+def _remove_leftovers(name: str) -> None:
+    """Temporary files of an earlier attempt at this job whose worker was killed."""
+    folder = export_dir()
+    if folder.is_dir():
+        for leftover in folder.glob(f".{name}.*.part"):
+            leftover.unlink(missing_ok=True)
+
+
+def _fail(job: ExportJob, message: str) -> ExportJob:
+    ExportJob.objects.filter(pk=job.pk).update(
+        status=ExportStatus.FAILED, error=message, file="", finished_at=timezone.now()
+    )
+    job.refresh_from_db()
+    return job
+
+
+def export_file_name(job: ExportJob, options: ExportOptions) -> str:
+    """The file's name on disk and in the download: project, format (and level), date, job."""
+    return f"{job.project.slug}-{options.file_name_part}-{job.created_at:%Y%m%d}-{job.pk}.csv"
+
+
+def export_job_file(job: ExportJob) -> Path | None:
+    """The finished file of a done job, if it is still there."""
+    if job.status != ExportStatus.DONE or not job.file:
+        return None
+    path = export_dir() / job.file
+    return path if path.is_file() else None
+
+
+def export_job_progress(job: ExportJob) -> dict:
+    """What the progress page shows, as plain values (the API returns the same)."""
+    total = job.rows_total
+    if job.status == ExportStatus.DONE and not job.file:
+        return {
+            "fraction": 1.0,
+            "step": f"Done, but the file was deleted after {settings.EXPORT_KEEP_DAYS} days:"
+            " start the export again for a fresh one.",
+        }
+    if job.status == ExportStatus.DONE:
+        return {"fraction": 1.0, "step": f"Done: {job.rows_written:,} rows written."}
+    if job.status == ExportStatus.FAILED:
+        return {"fraction": 0.0, "step": f"Failed: {job.error}"}
+    if job.status == ExportStatus.QUEUED:
+        waited = (timezone.now() - job.created_at).total_seconds()
+        if waited > settings.JOB_STALE_SECONDS:
+            ago = f"{waited:.0f} s" if waited < 120 else f"{waited / 60:.0f} min"
+            return {"fraction": 0.0, "step": NOT_TAKEN.format(waited=ago)}
+        return {"fraction": 0.0, "step": "Queued: waiting for a worker."}
+    fraction = min(job.rows_written / total, 0.99) if total else 0.0
+    about = f" of about {total:,}" if total is not None else ""
+    return {"fraction": fraction, "step": f"Writing: {job.rows_written:,}{about} rows."}

@@ -1,0 +1,410 @@
+"""Reads behind the Reports section (leads and admins): the agreement dashboard, the confusion
+view, the distribution of final labels, and the volunteers' weekly throughput.
+
+The dashboard builds on annotation.reporting.agreement.project_agreement's approach: every
+non-pilot label of the project is fetched once as two aligned arrays (item id, node id), and the
+three levels are rolled up from those arrays in numpy
+(taxonomy.agreement.rating_matrix_from_labels), so all type x level cells, every repository and
+every week come from a handful of aggregate queries (38,742 items x 7 labels in well under a
+second on PostgreSQL).
+
+Every cell is annotation.reporting.agreement.agreement_cell, the same computation as the
+agreement page, its API and `manage.py agreement`: where coverage is uneven, Fleiss' kappa on the
+items with the full number of ratings, how many items were left out and why, and Krippendorff's
+alpha on every item with two ratings or more beside it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connections
+from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, QuerySet
+from django.db.models.functions import TruncWeek
+
+from annotation.models import Annotation, Item, Project, Resolution
+from annotation.reporting.agreement import (
+    ALL_ITEMS,
+    Cell,
+    agreement_cell,
+    fetch_rows,
+    group_items,
+    grouped_arrays,
+    label_arrays,
+    matrix_subset,
+)
+from taxonomy import agreement
+from taxonomy.models import Level
+from taxonomy.selectors import taxonomy_lineage
+
+LEVELS = tuple(Level.values)  # type, theme, subtheme: depth 1, 2, 3
+HEAT_CATEGORIES = 20  # categories drawn in the confusion heat map (the most confused ones)
+
+
+# ---------------------------------------------------------------- agreement dashboard
+
+
+@dataclass(frozen=True)
+class WeekCells:
+    week: str  # ISO week, e.g. "2025-W07"
+    start: dt.date  # its Monday
+    n_items: int  # items whose k-th label fell in the week
+    cells: dict[str, Cell]  # level -> cell
+
+    @property
+    def cell_list(self) -> list[Cell]:
+        return list(self.cells.values())
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    k: int
+    levels: tuple[str, ...]
+    by_type: list[dict[str, Cell]]  # one row per group (all items, then final types), by level
+    by_repository: list[dict[str, Cell]]
+    by_week: list[WeekCells]
+    labels: int  # non-pilot labels counted
+
+    def rows(self, which: str) -> list[tuple[str, list[Cell]]]:
+        table = self.by_type if which == "type" else self.by_repository
+        return [(row[self.levels[0]].group, [row[lv] for lv in self.levels]) for row in table]
+
+
+class EpochSeconds(Func):
+    """PostgreSQL: a timestamp as whole seconds since 1970-01-01 UTC."""
+
+    template = "FLOOR(EXTRACT(EPOCH FROM %(expressions)s))::bigint"
+    output_field = BigIntegerField()
+
+
+SHIFT = 2**32  # a label packs as item id * SHIFT + its time in epoch seconds (< 2**32 until 2106)
+
+
+@dataclass(frozen=True)
+class LabelArrays:
+    """Every non-pilot label of a project as aligned arrays: item id, node id, epoch seconds."""
+
+    items: np.ndarray
+    nodes: np.ndarray
+    times: np.ndarray
+
+
+def project_labels(project: Project) -> LabelArrays:
+    """ONE query. On PostgreSQL one row per node holding its labels' (item, time) packed into one
+    bigint array (agreement.grouped_arrays: a few hundred rows instead of 270k, and item and time
+    cannot come apart)."""
+    # A pilot label is the lead's worked example, one rater on its item: no agreement to measure.
+    labels = Annotation.objects.filter(item__project=project, is_pilot=False)
+    if connections[labels.db].vendor == "postgresql":
+        packed = F("item_id") * SHIFT + EpochSeconds("created_at")
+        nodes, flat = grouped_arrays(labels, "node_id", packed)
+        return LabelArrays(flat // SHIFT, nodes, flat % SHIFT)
+    rows = list(labels.values_list("item_id", "node_id", "created_at"))
+    return LabelArrays(
+        np.array([r[0] for r in rows], dtype=np.int64),
+        np.array([r[1] for r in rows], dtype=np.int64),
+        np.array([int(r[2].timestamp()) for r in rows], dtype=np.int64),
+    )
+
+
+def _level_matrices(
+    lineage: dict[int, tuple[str, ...]], labels: LabelArrays
+) -> dict[str, agreement.RatingMatrix]:
+    """One rating matrix per level, rolled up in numpy from the same labels; item ids as a
+    numpy array (see matrix_subset)."""
+    codes_at: dict[str, list[str]] = {level: [] for level in LEVELS}
+    for path in lineage.values():
+        codes_at[LEVELS[len(path) - 1]].append(path[-1])
+    matrices = {}
+    for depth, level in enumerate(LEVELS, start=1):
+        rolled = {node: agreement.roll_up(node, lineage, depth) for node in lineage}
+        m = agreement.rating_matrix_from_labels(
+            labels.items, labels.nodes, rolled, categories=sorted(codes_at[level])
+        )
+        items = np.array(m.items, dtype=np.int64)
+        matrices[level] = agreement.RatingMatrix(items, m.categories, m.counts)  # type: ignore[arg-type]
+    return matrices
+
+
+def _cells_by_group(
+    matrices: dict[str, agreement.RatingMatrix], groups: dict[str, np.ndarray], *, k: int
+) -> list[dict[str, Cell]]:
+    """All items first, then one row per group (by name), each with a cell per level."""
+    rows = [{lv: agreement_cell(ALL_ITEMS, lv, m, k=k) for lv, m in matrices.items()}]
+    for group in sorted(groups):
+        rows.append(
+            {
+                lv: agreement_cell(
+                    group, lv, matrix_subset(m, np.isin(m.items, groups[group])), k=k
+                )
+                for lv, m in matrices.items()
+            }
+        )
+    return rows
+
+
+WEEK = 7 * 86400
+EPOCH_MONDAY = dt.date(1969, 12, 29)  # 1970-01-01 was a Thursday; weeks start on Mondays
+
+
+def _weeks(labels: LabelArrays, k: int) -> dict[dt.date, np.ndarray]:
+    order = np.lexsort((labels.times, labels.items))
+    items, times = labels.items[order], labels.times[order]
+    starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]]) if len(items) else items
+    per_item = np.diff(np.r_[starts, len(items)])
+    complete = starts[per_item >= k]
+    week = (times[complete + k - 1] + 3 * 86400) // WEEK  # weeks since EPOCH_MONDAY
+    out = {}
+    for w in np.unique(week).tolist():
+        out[EPOCH_MONDAY + dt.timedelta(weeks=w)] = items[complete[week == w]]
+    return out
+
+
+def items_by_week(project: Project, k: int) -> dict[dt.date, np.ndarray]:
+    """Monday of an ISO week -> ids of the items whose k-th (non-pilot) label was given in that
+    week (UTC), ascending. Items with fewer than k labels are in no week."""
+    return _weeks(project_labels(project), k)
+
+
+def iso_week(monday: dt.date) -> str:
+    year, week, _ = monday.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def project_dashboard(project: Project) -> Dashboard:
+    """Every figure of the agreement dashboard: per final type x level, per repository x level,
+    per ISO week x level. Five queries whatever the project's size."""
+    k = project.overlap_k
+    lineage = taxonomy_lineage(project.taxonomy)
+    labels = project_labels(project)
+    matrices = _level_matrices(lineage, labels)
+    by_type = _cells_by_group(matrices, group_items(project, "type", lineage), k=k)
+    by_repository = _cells_by_group(matrices, group_items(project, "repository", lineage), k=k)
+    by_week = []
+    for monday, ids in _weeks(labels, k).items():
+        week = iso_week(monday)
+        cells = {
+            lv: agreement_cell(week, lv, matrix_subset(m, np.isin(m.items, ids)), k=k)
+            for lv, m in matrices.items()
+        }
+        by_week.append(WeekCells(week, monday, len(ids), cells))
+    return Dashboard(
+        k=k,
+        levels=LEVELS,
+        by_type=by_type,
+        by_repository=by_repository,
+        by_week=by_week,
+        labels=len(labels.items),
+    )
+
+
+# ---------------------------------------------------------------- confusion
+
+
+@dataclass(frozen=True)
+class Category:
+    code: str
+    name: str
+    items: int  # items with at least one label in this category
+
+
+@dataclass(frozen=True)
+class Pair:
+    a: Category
+    b: Category
+    items: int  # items labelled both a and b (by different volunteers)
+
+
+@dataclass(frozen=True)
+class Confusion:
+    level: str
+    categories: list[Category]  # the categories used at this level, by code
+    counts: list[list[int]]  # symmetric; [i][i] = items in category i, [i][j] = items in both
+    pairs: list[Pair]  # every pair with a shared item, most shared first
+    n_items: int  # items with a label at this level
+    n_mixed: int  # ... whose labels fall in two categories or more
+
+    def heat_categories(self, limit: int = HEAT_CATEGORIES) -> list[int]:
+        """Indices of the categories to draw: those in the most-shared pairs, up to `limit`."""
+        order: dict[str, None] = {}
+        for pair in self.pairs:
+            for category in (pair.a, pair.b):
+                if len(order) < limit:
+                    order.setdefault(category.code, None)
+        index = {c.code: i for i, c in enumerate(self.categories)}
+        return sorted(index[code] for code in order)
+
+
+def project_confusion(project: Project, *, level: str = Level.THEME) -> Confusion:
+    """Which categories are mixed up: for every pair of categories at `level`, the number of
+    items that carry a label in each (item-level co-occurrence among the item's labels)."""
+    lineage = taxonomy_lineage(project.taxonomy)
+    depth = Level.depth_of(level)
+    rolled = {node: agreement.roll_up(node, lineage, depth) for node in lineage}
+    labels = Annotation.objects.filter(item__project=project, is_pilot=False)
+    items, nodes = label_arrays(labels)
+    codes = sorted({code for code in rolled.values() if code}, key=code_order)
+    matrix = agreement.rating_matrix_from_labels(items, nodes, rolled, categories=codes)
+    in_use = matrix.counts.sum(axis=0) > 0  # every category of the level was passed in
+    categories_used = [c for c, kept in zip(matrix.categories, in_use, strict=True) if kept]
+    present = (matrix.counts[:, in_use] > 0).astype(np.int64)
+    together = present.T @ present  # [i, j]: items with a label in i and one in j
+    names = dict(project.taxonomy.nodes.values_list("code", "name"))
+    categories = [
+        Category(code, names.get(code, ""), int(together[i, i]))
+        for i, code in enumerate(categories_used)
+    ]
+    pairs = [
+        Pair(categories[i], categories[j], int(together[i, j]))
+        for i, j in zip(*np.triu_indices(len(categories), k=1), strict=True)
+        if together[i, j]
+    ]
+    pairs.sort(key=lambda p: (-p.items, p.a.code, p.b.code))
+    return Confusion(
+        level=level,
+        categories=categories,
+        counts=together.tolist(),
+        pairs=pairs,
+        n_items=len(matrix.items),
+        n_mixed=int((present.sum(axis=1) > 1).sum()),
+    )
+
+
+def code_order(code: str) -> tuple:
+    """Sort key for codes: C.2 before C.10 (numbers as numbers)."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in code.split("."))
+
+
+class UnknownPair(ValueError):
+    """The two codes are not categories of one level of the project's taxonomy."""
+
+
+def pair_level(project: Project, a: str, b: str) -> str:
+    levels = dict(project.taxonomy.nodes.filter(code__in=[a, b]).values_list("code", "level"))
+    if a == b or len(levels) != 2 or levels[a] != levels[b]:
+        raise UnknownPair(
+            f"Pick two different categories of the same level of {project.taxonomy}; "
+            f"got {a!r} and {b!r}."
+        )
+    return levels[a]
+
+
+def items_with_pair(project: Project, a: str, b: str) -> QuerySet[Item]:
+    """Items of the project with a (non-pilot) label under `a` and another under `b`."""
+    pair_level(project, a, b)
+    lineage = taxonomy_lineage(project.taxonomy)
+    items = project.items.select_related("issue", "resolution__node")
+    for code in (a, b):
+        nodes = [pk for pk, path in lineage.items() if code in path]
+        under = Annotation.objects.filter(item=OuterRef("pk"), is_pilot=False, node_id__in=nodes)
+        items = items.filter(Exists(under))
+    return items.order_by("pk")
+
+
+def labels_of(items: list[Item]) -> dict[int, list[str]]:
+    """item id -> the codes of its labels, sorted (one query for a page of items)."""
+    out: dict[int, list[str]] = defaultdict(list)
+    rows = Annotation.objects.filter(item__in=items, is_pilot=False).values_list(
+        "item_id", "node__code"
+    )
+    for item, code in rows.order_by("item_id", "node__code"):
+        out[item].append(code)
+    return out
+
+
+# ---------------------------------------------------------------- distribution
+
+
+@dataclass(frozen=True)
+class Tally:
+    code: str
+    name: str
+    items: int
+
+
+@dataclass(frozen=True)
+class RepositoryCounts:
+    repository: str
+    by_type: dict[str, int]  # type code -> final labels
+    total: int
+
+
+@dataclass(frozen=True)
+class Distribution:
+    total: int
+    by_type: list[Tally]  # every type of the taxonomy, in taxonomy order
+    by_theme: list[Tally]  # themes with at least one final label, most first
+    by_repository: list[RepositoryCounts]  # by name
+
+
+def project_distribution(project: Project) -> Distribution:
+    """Final labels per type, per theme and per repository x type: one aggregate query."""
+    lineage = taxonomy_lineage(project.taxonomy)
+    rows = fetch_rows(
+        Resolution.objects.filter(item__project=project)
+        .values_list("item__issue__owner", "item__issue__repo", "node_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    per_type: dict[str, int] = defaultdict(int)
+    per_theme: dict[str, int] = defaultdict(int)
+    per_repo: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for owner, repo, node, n in rows:
+        path = lineage[node]
+        per_type[path[0]] += n
+        if len(path) > 1:
+            per_theme[path[1]] += n
+        per_repo[f"{owner}/{repo}"][path[0]] += n
+    nodes = project.taxonomy.nodes.filter(level__in=[Level.TYPE, Level.THEME]).order_by(
+        "position", "code"
+    )
+    names = {code: name for code, name, _ in nodes.values_list("code", "name", "level")}
+    types = [c for c, _, lv in nodes.values_list("code", "name", "level") if lv == Level.TYPE]
+    themes = sorted(per_theme, key=lambda c: (-per_theme[c], c))
+    return Distribution(
+        total=sum(per_type.values()),
+        by_type=[Tally(c, names[c], per_type.get(c, 0)) for c in types],
+        by_theme=[Tally(c, names.get(c, ""), per_theme[c]) for c in themes],
+        by_repository=[
+            RepositoryCounts(repo, {c: counts.get(c, 0) for c in types}, sum(counts.values()))
+            for repo, counts in sorted(per_repo.items(), key=lambda kv: kv[0].lower())
+        ],
+    )
+
+
+# ---------------------------------------------------------------- volunteers
+
+
+@dataclass(frozen=True)
+class Throughput:
+    weeks: list[dt.date]  # Mondays, ascending
+    volunteers: list[tuple[int, str]]  # (user id, name)
+    labels: list[list[int]]  # [volunteer][week]
+
+
+def volunteer_throughput(project: Project, names: dict[int, str]) -> Throughput:
+    """Labels per volunteer per ISO week (of Annotation.created_at, UTC): one aggregate query.
+    `names` comes from annotation.reporting.stats.volunteer_stats, which the page shows beside
+    it."""
+    rows = list(
+        Annotation.objects.filter(item__project=project)
+        .annotate(week=TruncWeek("created_at", tzinfo=dt.UTC))
+        .values_list("volunteer_id", "week")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    weeks = sorted({_monday(week) for _, week, _ in rows})
+    column = {week: j for j, week in enumerate(weeks)}
+    volunteers = sorted({v for v, _, _ in rows}, key=lambda v: (names.get(v, str(v)).lower(), v))
+    row = {v: i for i, v in enumerate(volunteers)}
+    labels = [[0] * len(weeks) for _ in volunteers]
+    for volunteer, week, n in rows:
+        labels[row[volunteer]][column[_monday(week)]] += n
+    return Throughput(weeks, [(v, names.get(v, str(v))) for v in volunteers], labels)
+
+
+def _monday(value: dt.date | dt.datetime) -> dt.date:
+    return value.date() if isinstance(value, dt.datetime) else value

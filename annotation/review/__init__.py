@@ -1,0 +1,1 @@
+"""Review: the lead's disputed queue and resolutions, pilot, category proposals, discussion."""

@@ -1,0 +1,1 @@
+"""Screening: volunteers vote whether keyword candidates are relevant; leads settle disputes."""

@@ -1,0 +1,237 @@
+"""Screening: volunteers vote whether a keyword candidate is relevant; the votes (or the lead, on
+a dispute) move it to open (labeling) or excluded. Candidates are handed out like items to label
+(annotation.labeling.assignment.claim_next): one locked claim and an expiring reservation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import models, transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.audit import audit_record
+from annotation.labeling.assignment import (
+    Claim,
+    NoneReason,
+    claim_next,
+    lock_first,
+    reservation_room,
+)
+from annotation.lifecycle import item_move
+from annotation.models import (
+    Action,
+    Item,
+    Project,
+    Reservation,
+    ScreeningRule,
+    ScreeningVote,
+    Stage,
+)
+from concord.errors import Conflict
+
+
+def _votes_on_outer_item() -> Coalesce:
+    return Coalesce(
+        Subquery(
+            ScreeningVote.objects.filter(item=OuterRef("pk"))
+            .values("item")
+            .annotate(n=Count("pk"))
+            .values("n")[:1],
+            output_field=models.IntegerField(),
+        ),
+        Value(0),
+    )
+
+
+def _to_screen(*, project: Project, volunteer, now) -> QuerySet[Item]:
+    """Candidates `volunteer` has not voted on with a slot left, fewest votes first."""
+    others = Reservation.objects.filter(item=OuterRef("pk"), expires_at__gt=now).exclude(
+        volunteer=volunteer
+    )
+    reserved = Coalesce(
+        Subquery(
+            others.values("item").annotate(n=Count("pk")).values("n")[:1],
+            output_field=models.IntegerField(),
+        ),
+        Value(0),
+    )
+    return (
+        Item.objects.filter(project=project, stage=Stage.CANDIDATE)
+        .exclude(Exists(ScreeningVote.objects.filter(item=OuterRef("pk"), volunteer=volunteer)))
+        .alias(votes=_votes_on_outer_item(), reserved=reserved)
+        .filter(votes__lt=project.screening_votes - F("reserved"))
+        .order_by("votes", "pk")
+    )
+
+
+def screening_next_claim(*, project: Project, volunteer) -> Claim:
+    """The candidate `volunteer` screens now (their live reservation first), or why none."""
+    if not project.screening_enabled:
+        return Claim(None, NoneReason.SCREENING_OFF)
+    now = timezone.now()
+    Reservation.objects.filter(volunteer=volunteer, expires_at__lte=now).delete()
+    held = (
+        Reservation.objects.filter(
+            volunteer=volunteer,
+            expires_at__gt=now,
+            item__project=project,
+            item__stage=Stage.CANDIDATE,
+        )
+        .exclude(item__screening_votes__volunteer=volunteer)
+        .select_related("item__issue")
+        .first()
+    )
+    if held is not None:
+        return Claim(held.item, expires_at=held.expires_at)
+
+    def room(item: Item) -> bool:
+        used = ScreeningVote.objects.filter(item=item).count()
+        return reservation_room(
+            item=item, volunteer=volunteer, capacity=project.screening_votes, used=used, now=now
+        )
+
+    item = claim_next(
+        project=project,
+        volunteer=volunteer,
+        pick=lambda lost: lock_first(
+            _to_screen(project=project, volunteer=volunteer, now=now), lost
+        ),
+        room=room,
+        now=now,
+    )
+    if item is not None:
+        return Claim(item, expires_at=now + timedelta(minutes=project.reservation_minutes))
+    waiting = Item.objects.filter(project=project, stage=Stage.CANDIDATE).exclude(
+        Exists(ScreeningVote.objects.filter(item=OuterRef("pk"), volunteer=volunteer))
+    )
+    reason = NoneReason.ALL_RESERVED_SCREENING if waiting.exists() else NoneReason.NOTHING_TO_SCREEN
+    return Claim(None, reason)
+
+
+def screening_outcome(*, relevant: int, irrelevant: int, rule: str) -> str:
+    """The stage the votes send a candidate to: unanimous votes decide; mixed votes go to the lead
+    (rule lead) or to the majority (rule majority; a tie still goes to the lead)."""
+    if irrelevant == 0:
+        return Stage.OPEN
+    if relevant == 0:
+        return Stage.EXCLUDED
+    if rule == ScreeningRule.MAJORITY and relevant != irrelevant:
+        return Stage.OPEN if relevant > irrelevant else Stage.EXCLUDED
+    return Stage.SCREENING_DISPUTE
+
+
+def screening_vote(
+    *, item: Item, volunteer, relevant: bool, reason: str = ""
+) -> tuple[ScreeningVote, bool]:
+    """Record `volunteer`'s screening vote; returns (vote, created). Idempotent per volunteer: the
+    same vote again changes nothing; a changed mind is allowed while the item is a candidate. The
+    vote that reaches project.screening_votes decides (screening_outcome)."""
+    reason = " ".join((reason or "").split())[:300]
+    with transaction.atomic():
+        item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
+        project = item.project
+        mine = ScreeningVote.objects.filter(item=item, volunteer=volunteer).first()
+        if mine is not None and mine.relevant == relevant:
+            return mine, False
+        if item.stage != Stage.CANDIDATE:
+            raise Conflict(
+                f"This item was already screened (it is {Stage(item.stage).label.lower()}); "
+                "ask for the next candidate."
+            )
+        if mine is not None:
+            before = {"relevant": mine.relevant, "reason": mine.reason}
+            mine.relevant, mine.reason = relevant, reason
+            mine.save(update_fields=["relevant", "reason"])
+            audit_record(project=project, item=item, actor=volunteer, action=Action.SCREEN,
+                         before=before, after={"relevant": relevant, "reason": reason})  # fmt: skip
+            return mine, False
+        vote = ScreeningVote.objects.create(
+            item=item, volunteer=volunteer, relevant=relevant, reason=reason
+        )
+        Reservation.objects.filter(item=item, volunteer=volunteer).delete()
+        audit_record(
+            project=project,
+            item=item,
+            actor=volunteer,
+            action=Action.SCREEN,
+            after={"relevant": relevant, "reason": reason},
+        )
+        tally = ScreeningVote.objects.filter(item=item).aggregate(
+            yes=Count("pk", filter=Q(relevant=True)), no=Count("pk", filter=Q(relevant=False))
+        )
+        if tally["yes"] + tally["no"] >= project.screening_votes:
+            stage = screening_outcome(
+                relevant=tally["yes"], irrelevant=tally["no"], rule=project.screening_rule
+            )
+            item_move(
+                item=item,
+                to=stage,
+                action=Action.SCREENING_DECISION,
+                after={"relevant": tally["yes"], "irrelevant": tally["no"]},
+            )
+        return vote, True
+
+
+def screening_decide(*, item: Item, lead, relevant: bool, reason: str = "") -> Item:
+    """The lead settles a screening dispute: relevant -> open, not relevant -> excluded. The same
+    decision again (a double click) is a no-op; a decided item otherwise is a Conflict."""
+    target = Stage.OPEN if relevant else Stage.EXCLUDED
+    with transaction.atomic():
+        item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
+        if item.stage == target:
+            return item
+        if item.stage != Stage.SCREENING_DISPUTE:
+            raise Conflict(
+                f"This item is {Stage(item.stage).label.lower()}, not a screening dispute."
+            )
+        item_move(
+            item=item,
+            to=target,
+            action=Action.SCREENING_DECISION,
+            actor=lead,
+            after={"reason": " ".join((reason or "").split())[:300]},
+        )
+        return item
+
+
+def screening_disputes(project: Project) -> QuerySet[Item]:
+    return (
+        Item.objects.filter(project=project, stage=Stage.SCREENING_DISPUTE)
+        .select_related("issue")
+        .prefetch_related("screening_votes__volunteer")
+        .order_by("pk")
+    )
+
+
+@dataclass(frozen=True)
+class ScreeningStats:
+    screened: int
+    excluded: int
+    waiting: int
+    disputes: int
+
+    @property
+    def false_positive_rate(self) -> float | None:
+        """Share of screened candidates found irrelevant (the study's false-positive rate)."""
+        return self.excluded / self.screened if self.screened else None
+
+
+def screening_stats(project: Project) -> ScreeningStats:
+    """Screened = candidates the votes or the lead decided (open or excluded, and beyond), in
+    one aggregate query."""
+    voted = Exists(ScreeningVote.objects.filter(item=OuterRef("pk")))
+    undecided = (Stage.CANDIDATE, Stage.SCREENING_DISPUTE)
+    row = (
+        Item.objects.filter(project=project)
+        .alias(voted=voted)
+        .aggregate(
+            screened=Count("pk", filter=Q(voted=True) & ~Q(stage__in=undecided)),
+            excluded=Count("pk", filter=Q(voted=True) & Q(stage=Stage.EXCLUDED)),
+            waiting=Count("pk", filter=Q(stage=Stage.CANDIDATE)),
+            disputes=Count("pk", filter=Q(stage=Stage.SCREENING_DISPUTE)),
+        )
+    )
+    return ScreeningStats(**row)
