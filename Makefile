@@ -54,8 +54,13 @@ soak: setup services
 	DATABASE_URL=$${BENCH_LABELING_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_labeling} \
 	  $(BIN)/python -m tests.bench.soak $(SOAK_ARGS)
 
+## Style and shape: ruff's lint and formatting, the import contracts and mypy (pyproject.toml).
+## mypy's Django plugin loads concord.settings: DEBUG=1 lets them start without SECRET_KEY.
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	DEBUG=1 $(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) var/concord.sqlite3 var/staticfiles

@@ -38,11 +38,9 @@ def user_role(user, project: Project) -> str | None:
     # read from them only for that same user; anyone else (or a project loaded elsewhere) is
     # looked up.
     if getattr(project, "viewer_id", None) == user.pk:
-        return project.viewer_role
+        return getattr(project, "viewer_role", None)
     return (
-        Membership.objects.filter(project=project, user=user)
-        .values_list("role", flat=True)
-        .first()
+        Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
     )
 
 
@@ -60,8 +58,8 @@ def access_project(user, slug: str, *, at_least: str = Role.VOLUNTEER) -> Projec
             viewer_role=Subquery(membership.values("role")[:1]),
         )
     project = projects.first()
-    role = user_role(user, project) if project else None
-    if role is None:
+    role = user_role(user, project) if project is not None else None
+    if project is None or role is None:
         raise Http404("No such project.")
     if not role_reaches(role, at_least):
         raise PermissionDenied(f"This needs the {Role(at_least).label.lower()} role in {project}.")

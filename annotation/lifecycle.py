@@ -4,7 +4,7 @@ that changes it.
 ```
 candidate ──screening──> open | excluded | screening_dispute ──lead──> open | excluded
 open ──first label──> labeling ──k-th label──> final (unanimous) | disputed ──lead──> final
-final ──re-open──> disputed;   any labeled stage ──proposal send-back──> open
+final ──re-open──> disputed (labeling below k);   any labeled stage ──proposal send-back──> open
 ```
 
 Every path that changes a stage (live labels, import, screening, pilot, send-back, resolve,
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from annotation.audit import audit_record
 from annotation.models import Action, AuditEvent, Item, Method, Resolution, Stage
 from concord.errors import Conflict
+from ingest.services import insert_rows
 
 # Stages an item without labels can be in; which one is the screening's business.
 UNLABELED_STAGES = (Stage.CANDIDATE, Stage.SCREENING_DISPUTE, Stage.EXCLUDED, Stage.OPEN)
@@ -46,7 +47,9 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     Stage.OPEN: frozenset({Stage.LABELING, Stage.DISPUTED, Stage.FINAL}),
     Stage.LABELING: frozenset({Stage.DISPUTED, Stage.FINAL, Stage.OPEN}),
     Stage.DISPUTED: frozenset({Stage.FINAL, Stage.OPEN}),
-    Stage.FINAL: frozenset({Stage.DISPUTED, Stage.OPEN}),
+    # re-opened: back to the lead, or to labeling when it has fewer than k labels (a pilot
+    # example, an imported row with a Final_Label and missing labels)
+    Stage.FINAL: frozenset({Stage.DISPUTED, Stage.LABELING, Stage.OPEN}),
 }
 
 
@@ -99,7 +102,7 @@ def item_move(
     *,
     item: Item,
     to: str,
-    action: str,
+    action: Action,
     actor=None,
     before: dict | None = None,
     after: dict | None = None,
@@ -128,35 +131,31 @@ class Move:
     before: str
     after: str
     details: dict | None = None  # the action's own after-values for this item
+    inserted: bool = False  # the caller inserted the item at `after`: record the move only
 
 
 def items_move(*, project, moves: Iterable[Move], action: str, actor=None) -> int:
     """Bulk `item_move` (imports, pilot close): check every move, set each group of items'
     stage with one UPDATE per (before, after) pair, and write one audit row per item in one
-    INSERT. The caller holds the transaction. Returns how many items moved."""
+    INSERT (COPY on PostgreSQL: an import moves tens of thousands of items). The caller holds
+    the transaction. Returns how many items moved."""
     groups: dict[tuple[str, str], list[int]] = {}
     events = []
-    actor = actor if actor is not None and actor.is_authenticated else None
+    actor_id = actor.pk if actor is not None and actor.is_authenticated else None
     for move in moves:
         if move.before == move.after:
             continue
         transition_check(move.before, move.after)
-        groups.setdefault((move.before, move.after), []).append(move.item_id)
-        events.append(
-            AuditEvent(
-                project=project,
-                item_id=move.item_id,
-                actor=actor,
-                action=action,
-                before={"stage": move.before},
-                after={"stage": move.after, **(move.details or {})},
-            )
-        )
-    for (before, after), ids in groups.items():
+        if not move.inserted:
+            groups.setdefault((move.before, move.after), []).append(move.item_id)
+        details = {"stage": move.after, **(move.details or {})}
+        events.append((project.pk, move.item_id, actor_id, action, {"stage": move.before}, details))
+    for (was, to), ids in groups.items():
         for start in range(0, len(ids), CHUNK):
-            # `stage=before` makes a concurrent change a no-op instead of a silent overwrite
-            Item.objects.filter(pk__in=ids[start : start + CHUNK], stage=before).update(stage=after)
-    AuditEvent.objects.bulk_create(events, batch_size=CHUNK)
+            # `stage=was` makes a concurrent change a no-op instead of a silent overwrite
+            Item.objects.filter(pk__in=ids[start : start + CHUNK], stage=was).update(stage=to)
+    fields = ("project_id", "item_id", "actor_id", "action", "before", "after")
+    insert_rows(AuditEvent, fields, events)
     return len(events)
 
 
@@ -164,7 +163,7 @@ CHUNK = 2000  # ids per UPDATE ... WHERE id IN (...), well under SQLite's variab
 
 
 def item_settle(
-    *, item: Item, action: str = Action.CROSS_CHECK, actor=None, details: dict | None = None
+    *, item: Item, action: Action = Action.CROSS_CHECK, actor=None, details: dict | None = None
 ) -> str:
     """Record `action` (which changed the labels of `item`, its row locked by the caller) and
     bring the item's stage in line with item_outcome, in one or two audit rows.
@@ -178,25 +177,26 @@ def item_settle(
     outcome = item_outcome(
         stage=item.stage, labels=labels, resolved=resolved, k=item.project.overlap_k
     )
-    cross_check = outcome.agreement is not None and outcome.stage != item.stage
+    agreement = outcome.agreement
+    cross_check = agreement is not None and outcome.stage != item.stage
     if outcome.stage == item.stage or (cross_check and action != Action.CROSS_CHECK):
         audit_record(project=item.project, item=item, actor=actor, action=action, after=details)
     if outcome.stage == item.stage:
         return item.stage
-    if not cross_check:
+    if not cross_check or agreement is None:  # (agreement is set whenever cross_check is)
         item_move(item=item, to=outcome.stage, action=action, actor=actor, after=details)
         return item.stage
     if outcome.unanimous_node is not None:
         Resolution.objects.create(
             item=item, node_id=outcome.unanimous_node, method=Method.UNANIMOUS
         )
-    item.agreement = outcome.agreement
+    item.agreement = agreement
     item.save(update_fields=["agreement"])
     item_move(
         item=item,
         to=outcome.stage,
         action=Action.CROSS_CHECK,
-        after={"agreement": round(outcome.agreement, 3)},
+        after={"agreement": round(agreement, 3)},
     )
     return item.stage
 

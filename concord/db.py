@@ -25,16 +25,16 @@ def upsert(
     if not rows:
         return 0
     columns = list(rows[0])
-    fields = {name: model._meta.get_field(name) for name in columns}
+    fields = {name: _concrete_field(model, name) for name in columns}
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
-    column_sql = ", ".join(quote(fields[c].column) for c in columns)
-    conflict = ", ".join(quote(model._meta.get_field(c).column) for c in unique)
-    updated = [quote(model._meta.get_field(c).column) for c in update]
+    column_sql = ", ".join(quote(_column(fields[c])) for c in columns)
+    conflict = ", ".join(quote(_column(_concrete_field(model, c))) for c in unique)
+    updated = [quote(_column(_concrete_field(model, c))) for c in update]
     assignments = ", ".join(f"{column} = excluded.{column}" for column in updated)
     where = ""
     if newer:
-        col = quote(model._meta.get_field(newer).column)
+        col = quote(_column(_concrete_field(model, newer)))
         where = f" WHERE {table}.{col} IS NULL OR excluded.{col} > {table}.{col}"
     prepare = [_preparer(fields[c]) for c in columns]
     placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
@@ -53,6 +53,19 @@ def upsert(
                 params,
             )
     return len(rows)
+
+
+def _concrete_field(model: type[models.Model], name: str) -> models.Field:
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.Field):  # a reverse relation or a generic foreign key
+        raise TypeError(f"{model.__name__}.{name} is not a column")
+    return field
+
+
+def _column(field: models.Field) -> str:
+    if not field.column:
+        raise TypeError(f"{field} has no column")
+    return field.column
 
 
 def _preparer(field: models.Field):

@@ -45,7 +45,7 @@ class Where:
 class ConcordError(Exception):
     """A problem the user can fix; `message` is shown as is, `where` points at the input."""
 
-    http_status = status.HTTP_400_BAD_REQUEST
+    http_status: int = status.HTTP_400_BAD_REQUEST
 
     def __init__(self, message: str, where: Where | None = None) -> None:
         self.message = message
@@ -58,6 +58,8 @@ class ConcordError(Exception):
 
 class RowError(ConcordError):
     """A bad row in an imported file."""
+
+    where: Where  # always given
 
     def __init__(self, path: str, line: int, column: str | None, message: str) -> None:
         super().__init__(message, Where(path, line, column))
@@ -81,13 +83,13 @@ def utf8_text(data: bytes, name: str) -> str:
 
 
 class NotFound(ConcordError):
-    http_status = status.HTTP_404_NOT_FOUND
+    http_status: int = status.HTTP_404_NOT_FOUND
 
 
 class Conflict(ConcordError):
     """The request was fine but the state forbids it now (e.g. a run is already active)."""
 
-    http_status = status.HTTP_409_CONFLICT
+    http_status: int = status.HTTP_409_CONFLICT
 
 
 # Every refusal of the API has this shape; a bad field also lists each field's messages.
@@ -149,6 +151,7 @@ def server_error(request):
     """
     unavailable = isinstance(sys.exc_info()[1], db.OperationalError | db.InterfaceError)
     code = 503 if unavailable else 500
+    response: HttpResponse
     if request.path.startswith("/api/"):
         detail = DATABASE_DOWN if unavailable else "Server error; it was logged."
         response = JsonResponse({"detail": detail, "retryable": unavailable}, status=code)

@@ -25,7 +25,7 @@ def token_revoke(*, user) -> bool:
 @login_required
 @require_http_methods(["GET", "POST"])
 def api_token_page(request):
-    context = {"new_key": None, "revoked": False}
+    context: dict[str, object] = {"new_key": None, "revoked": False}
     if request.method == "POST":
         if request.POST.get("action") == "revoke":
             context["revoked"] = token_revoke(user=request.user)

@@ -1,12 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from concord.auth import ThrottledLoginView
 from concord.tokens import api_token_page
 
-api = [
+api: list[URLPattern | URLResolver] = [
     path("", include("taxonomy.api.urls")),
     path("", include("annotation.api_urls")),
     path("", include("ingest.api.urls")),

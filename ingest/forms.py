@@ -59,7 +59,8 @@ class SourceForm(forms.Form):
             raise forms.ValidationError(exc.message) from exc
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         start, end = data.get("created_from"), data.get("created_until")
         if start and end and start > end:
             self.add_error("created_until", f"The window must not end before it starts ({start}).")

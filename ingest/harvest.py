@@ -223,7 +223,8 @@ def _advance_one_page(
         _move_cursor(run, expected=run.cursor, cursor={"phase": phase, "url": first_url})
         return None
     next_url = (cached.next_url or None) if page.not_modified and cached else page.next_url
-    fetcher.fetch_ahead(phase, next_url, _etag(validators.get(next_url)), page.rate)
+    ahead = validators.get(next_url) if next_url else None
+    fetcher.fetch_ahead(phase, next_url, _etag(ahead), page.rate)
     return _store_page(run, page, expected=dict(run.cursor), phase=phase, cached=cached)
 
 
@@ -250,8 +251,8 @@ def _store_page(
         next_url, ends_phase = cached.next_url or None, cached.ends_phase
     with transaction.atomic():
         relax_commit_durability()  # a page lost to a crash goes with its checkpoint: refetched
-        locked = HarvestRun.objects.select_related("source").select_for_update(of=("self",))
-        locked = locked.get(pk=run.pk)
+        runs = HarvestRun.objects.select_related("source").select_for_update(of=("self",))
+        locked = runs.get(pk=run.pk)
         if locked.cursor != expected or not locked.is_active:
             return None
         if not page.not_modified:
@@ -313,7 +314,7 @@ def _store_issues(source: Source, records: list[IssueRecord]) -> tuple[int, int,
         update=(*ISSUE_UPDATE_FIELDS, "source"),
         newer="updated_at",
     )
-    if source.keyword_set_id and issues:
+    if issues and source.keyword_set is not None:
         candidates_mark(
             keyword_set=source.keyword_set,
             issues=Issue.objects.filter(

@@ -83,6 +83,7 @@ def parse_filter_keywords(text: str, name: str = "filter_keywords") -> dict[str,
 def _first_non_literal(node: ast.expr) -> ast.expr:
     """The element that made literal_eval refuse a list: where to point the user."""
     for child in ast.walk(node):
-        if not isinstance(child, ast.List | ast.Tuple | ast.Constant | ast.expr_context):
+        literal = isinstance(child, ast.List | ast.Tuple | ast.Constant)
+        if isinstance(child, ast.expr) and not literal:  # not an operator or a context
             return child
     return node

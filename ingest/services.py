@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from django.db import connection, models, transaction
 from django.utils import timezone
@@ -42,7 +44,7 @@ def _issue_ids(refs: set[IssueRef]) -> dict[IssueRef, int]:
 def insert_rows(
     model: type[models.Model],
     fields: Sequence[str],
-    rows: Sequence[tuple[int | str | None, ...]],
+    rows: Sequence[tuple[int | float | str | dict | None, ...]],
     *,
     ignore_conflicts: bool = False,
 ) -> None:
@@ -52,18 +54,20 @@ def insert_rows(
     On PostgreSQL (psycopg2) the rows go through COPY into a temporary table and one
     INSERT ... SELECT: at study scale (~300k labels) bulk_create's per-object work and huge
     VALUES statements took most of an import. Elsewhere (SQLite demo) it is bulk_create.
-    Values must be int, str or None.
+    Values must be int, float, str, dict (for a JSONField) or None.
     """
     if not rows:
         return
     if not _can_copy():
         objects = [model(**dict(zip(fields, row, strict=True))) for row in rows]
-        model.objects.bulk_create(objects, batch_size=BATCH, ignore_conflicts=ignore_conflicts)
+        model._default_manager.bulk_create(
+            objects, batch_size=BATCH, ignore_conflicts=ignore_conflicts
+        )
         return
     by_attname = {f.attname: f for f in model._meta.concrete_fields}
     given = [by_attname[name] for name in fields]
     now = timezone.now()
-    defaults: list[tuple[models.Field, object]] = []
+    defaults: list[tuple[models.Field, Any]] = []
     for field in model._meta.concrete_fields:
         if field.primary_key or field.attname in fields:
             continue
@@ -96,27 +100,30 @@ def insert_rows(
 
 
 def _can_copy() -> bool:
-    return connection.vendor == "postgresql" and connection.Database.__name__ == "psycopg2"
+    driver = getattr(connection, "Database", None)  # the backend's DB-API module
+    return connection.vendor == "postgresql" and getattr(driver, "__name__", "") == "psycopg2"
 
 
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
-def _copy_cell(value: int | str | None) -> str:
+def _copy_cell(value: int | float | str | dict | None) -> str:
     if value is None:
         return "\\N"
     if isinstance(value, str):
         return value.translate(_COPY_ESCAPES)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    raise TypeError(f"insert_rows takes int, str or None, not {type(value).__name__}")
+    if isinstance(value, dict):  # a JSONField's value
+        return json.dumps(value).translate(_COPY_ESCAPES)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value)
+    raise TypeError(f"insert_rows takes int, float, str, dict or None, not {type(value).__name__}")
 
 
 def _copy_text(fields: Sequence[models.Field], rows: Sequence[tuple]) -> io.StringIO:
     """Rows in COPY's text format: tab-separated, \\N for NULL, backslash escapes."""
 
     def plain_int(field: models.Field) -> bool:
-        value_field = field.target_field if field.is_relation else field
+        value_field = field.target_field if isinstance(field, models.ForeignKey) else field
         return isinstance(value_field, models.IntegerField) and not field.null
 
     if all(plain_int(f) for f in fields):  # ids and counts only (labels): the large case

@@ -160,9 +160,11 @@ def examples_load(*, path: Path, taxonomy: Taxonomy) -> LoadReport:
 def _subthemes_by_spelling(taxonomy: Taxonomy) -> dict[tuple[str, str], Node]:
     found: dict[tuple[str, str], Node] = {}
     for node in taxonomy.nodes.filter(level=Level.SUBTHEME).select_related("parent__parent"):
+        parent = node.parent  # a sub-theme's theme: always there
+        themes = {parent.name, parent.study_name} - {""} if parent else set()
         for sub in {node.name, node.study_name} - {""}:
             found[("", sub)] = node
-            for theme in {node.parent.name, node.parent.study_name} - {""}:
+            for theme in themes:
                 found[(theme, sub)] = node
     return found
 
@@ -179,7 +181,8 @@ _KIND_BY_WORD = {
 
 def _example_kind(path: Path, node: Node) -> str:
     """Bug sub-themes collect symptoms, questions intents, requirements expectations."""
-    type_name = node.parent.parent.name.lower()
+    type_node = node.parent.parent if node.parent else None  # a sub-theme's theme's type
+    type_name = type_node.name.lower() if type_node else ""
     for word, kind in _KIND_BY_WORD.items():
         if word in type_name:
             return kind

@@ -65,7 +65,7 @@ def taxonomy_counts(taxonomy: Taxonomy) -> dict[str, int]:
 
 # Which kind of one-line summary each type asks for, by the kind of the study's examples under it
 # (bugs: symptoms, questions: intents, requirements: expectations; see taxonomy.loaders).
-SUMMARY_HINTS = {
+SUMMARY_HINTS: dict[str, str] = {
     ExampleKind.SYMPTOM: "Symptom: what goes wrong, in one line (e.g. “OOM when saving a "
     "sharded checkpoint”).",
     ExampleKind.INTENT: "Intent: what the asker wants to know or do, in one line.",
@@ -120,7 +120,7 @@ def label_picker_build(taxonomy: Taxonomy, depth: str) -> list[PickerNode]:
         ),
         key=lambda n: (Level.depth_of(n.level), n.position, n.pk),
     )
-    kinds = {}
+    kinds: dict[str, str] = {}  # a type's code -> the kind of its sub-themes' examples
     wrapped: dict[int, PickerNode] = {}
     roots: list[PickerNode] = []
     for n in nodes:
@@ -128,7 +128,7 @@ def label_picker_build(taxonomy: Taxonomy, depth: str) -> list[PickerNode]:
         parent = wrapped.get(n.parent_id) if n.parent_id else None
         if n.parent_id and parent is None:  # under a retired node
             continue
-        if n.depth > limit:
+        if n.depth > limit and parent is not None:  # a root is never below the depth
             wrapped[n.pk] = parent  # stand in for the ancestor at the depth
             parent.below.append(n.name)
             parent.below_names.append(n.name)
@@ -149,7 +149,7 @@ def label_picker_build(taxonomy: Taxonomy, depth: str) -> list[PickerNode]:
         siblings.append(pn)
         wrapped[n.pk] = pn
     for pn in roots:
-        pn.hint = SUMMARY_HINTS.get(kinds.get(pn.node.code), "") or _hint_by_name(pn.node.name)
+        pn.hint = SUMMARY_HINTS.get(kinds.get(pn.node.code, ""), "") or _hint_by_name(pn.node.name)
     return roots
 
 
@@ -170,4 +170,3 @@ def _hint_by_name(name: str) -> str:
         if word in lowered:
             return SUMMARY_HINTS[kind]
     return DEFAULT_HINT
-

@@ -17,7 +17,11 @@ from django.db.models import Max
 from concord.errors import ConcordError
 from taxonomy.models import Level, Node, Taxonomy
 
-CHILD_LEVEL = {None: Level.TYPE, Level.TYPE: Level.THEME, Level.THEME: Level.SUBTHEME}
+CHILD_LEVEL: dict[str | None, str] = {
+    None: Level.TYPE,
+    Level.TYPE: Level.THEME,
+    Level.THEME: Level.SUBTHEME,
+}
 
 ROMAN = (
     (1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"),
@@ -78,6 +82,8 @@ def _ordinal(level: str, last_part: str) -> int | None:
 def _code(level: str, parent: Node | None, ordinal: int) -> str:
     if level == Level.TYPE:
         return letters_from_int(ordinal)
+    if parent is None:
+        raise ValueError(f"a {level} node needs a parent")
     part = str(ordinal) if level == Level.THEME else roman_from_int(ordinal)
     return f"{parent.code}.{part}"
 

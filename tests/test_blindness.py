@@ -74,7 +74,7 @@ def leaks(seen: dict[str, str]) -> list[str]:
 def test_nothing_a_volunteer_reaches_shows_anothers_label_before_cross_check(
     client, world, project
 ):
-    me, item, objects = world
+    me, _item, objects = world
     client.force_login(me)
     before = answers(client, objects)
     assert len(before) >= len(VOLUNTEER_URLS)

@@ -12,18 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.audit import audit_record
 from annotation.labeling.eligibility import (
-    Condition,
     Refusal,
-    first_refusal,
-    items_meeting,
+    claim_statement,
+    conditions_for,
+    item_refusal,
     labelable_for,
-    labeling_conditions,
+    who_labels,
 )
 from annotation.models import (
     LABELABLE_STAGES,
@@ -37,7 +37,9 @@ from annotation.models import (
 )
 from concord.errors import Conflict
 
-# A claim that loses a race (see _claim) tries again, never more often than this.
+# The claim re-checks only other volunteers' holds once it has locked an item (see claim_next).
+ROOM = frozenset({Refusal.NO_ROOM})
+# A claim that loses a race (see claim_next) tries again, never more often than this.
 CLAIM_ATTEMPTS = 5
 
 
@@ -80,13 +82,6 @@ class Claim:
 
 def live_reservations(*, now=None) -> QuerySet[Reservation]:
     return Reservation.objects.filter(expires_at__gt=now or timezone.now())
-
-
-def labeling_queue(conditions: list[Condition], project: Project) -> QuerySet[Item]:
-    """The items meeting the labeling rule's `conditions`, in the order they are handed out:
-    fewest labels first. The partial index item_labelable gives that order, so the claim reads
-    the first rows of the index instead of sorting."""
-    return items_meeting(conditions, project).order_by("label_count", "pk")
 
 
 def lock_first(queue: QuerySet[Item], lost: list[int]) -> Item | None:
@@ -164,8 +159,8 @@ def next_item_claim(*, project: Project, volunteer) -> Claim:
     # Lazily drop the volunteer's own expired reservations (no other row is touched, so
     # concurrent claims never contend on these deletes).
     Reservation.objects.filter(volunteer=volunteer, expires_at__lte=now).delete()
-    conditions = labeling_conditions(project=project, volunteer=volunteer, now=now)
-    blocked = next((c.refusal for c in conditions if c.q is False), None)
+    who = who_labels(project=project, volunteer=volunteer)
+    blocked = next((c.refusal for c in conditions_for(who, now) if c.q is False), None)
     if blocked is not None:  # the pilot or the quota: nothing for this volunteer anywhere
         return Claim(None, NoneReason(blocked.value))
     held = _held(project=project, volunteer=volunteer, now=now, stages=LABELABLE_STAGES)
@@ -175,13 +170,17 @@ def next_item_claim(*, project: Project, volunteer) -> Claim:
     ):
         return Claim(held.item, expires_at=held.expires_at)
 
-    queue = labeling_queue(conditions, project)
-    room = [c for c in conditions if c.refusal == Refusal.NO_ROOM]
+    def pick(lost: list[int]) -> Item | None:
+        with connection.cursor() as cursor:
+            cursor.execute(*claim_statement(who, now, lost))
+            row = cursor.fetchone()
+        return Item.objects.select_related("issue").get(pk=row[0]) if row else None
+
     item = claim_next(
         project=project,
         volunteer=volunteer,
-        pick=lambda lost: lock_first(queue, lost),
-        room=lambda item: first_refusal(room, item) is None,
+        pick=pick,
+        room=lambda item: item_refusal(who, now, item.pk, only=ROOM) is None,
         now=now,
     )
     if item is not None:

@@ -18,10 +18,11 @@ The conditions, in the order a refusal names them:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
-from django.db import models
+from django.db import connection, models, transaction
 from django.db.models import (
     BooleanField,
     Count,
@@ -109,89 +110,255 @@ def labels_given(*, project: Project, volunteer) -> int:
     return Annotation.objects.filter(item__project=project, volunteer=volunteer).count()
 
 
+@dataclass(frozen=True)
+class Who:
+    """What the rule needs to know of the volunteer and the project, besides the items' rows."""
+
+    project_id: int
+    volunteer_id: int
+    k: int
+    pilot: str  # "off"; "lead": only pilot items; "blocked": nothing while the pilot runs
+    under_quota: bool | None  # None: the project has no quota
+    reserving: bool  # the project hands items out with reservations
+
+
+def who_labels(*, project: Project, volunteer) -> Who:
+    pilot = "off"
+    if project.pilot_status == PilotStatus.RUNNING:
+        pilot = "lead" if has_role(volunteer, project, Role.LEAD) else "blocked"
+    under_quota = None
+    if project.quota_per_volunteer is not None:
+        under_quota = labels_given(project=project, volunteer=volunteer) < (
+            project.quota_per_volunteer
+        )
+    return Who(
+        project_id=project.pk,
+        volunteer_id=volunteer.pk,
+        k=project.overlap_k,
+        pilot=pilot,
+        under_quota=under_quota,
+        reserving=project.reservation_minutes > 0,
+    )
+
+
 def labeling_conditions(
     *, project: Project, volunteer, now: datetime, handed: bool = False, room: bool = True
 ) -> list[Condition]:
-    """The rule for `volunteer` at `now`. `handed` adds the submit-only condition; `room=False`
-    leaves out other volunteers' holds (what waits for me, held or not)."""
-    mine = Q(item=OuterRef("pk"), volunteer=volunteer)
+    """The rule for `volunteer` at `now` (see conditions_for)."""
+    who = who_labels(project=project, volunteer=volunteer)
+    return conditions_for(who, now, handed=handed, room=room)
+
+
+def conditions_for(
+    who: Who, now: datetime, *, handed: bool = False, room: bool = True
+) -> list[Condition]:
+    """The rule's conditions in the order a refusal names them. `handed` adds the submit-only
+    condition; `room=False` leaves out other volunteers' holds (what waits for me, held or
+    not)."""
+    mine = Q(item=OuterRef("pk"), volunteer_id=who.volunteer_id)
     conditions = []
-    if project.pilot_status == PilotStatus.RUNNING:
-        lead = has_role(volunteer, project, Role.LEAD)
-        conditions.append(Condition(Refusal.PILOT_RUNNING, Q(in_pilot=True) if lead else False))
-    if project.quota_per_volunteer is not None:
-        under = labels_given(project=project, volunteer=volunteer) < project.quota_per_volunteer
-        conditions.append(Condition(Refusal.QUOTA_REACHED, under))
+    if who.pilot != "off":
+        pilot = Q(in_pilot=True) if who.pilot == "lead" else False
+        conditions.append(Condition(Refusal.PILOT_RUNNING, pilot))
+    if who.under_quota is not None:
+        conditions.append(Condition(Refusal.QUOTA_REACHED, who.under_quota))
     conditions += [
-        Condition(Refusal.FULL, Q(label_count__lt=project.overlap_k)),
+        Condition(Refusal.FULL, Q(label_count__lt=who.k)),
         Condition(Refusal.CLOSED, Q(stage__in=LABELABLE_STAGES)),
         Condition(Refusal.LABELED, ~Q(Exists(Annotation.objects.filter(mine)))),
         Condition(Refusal.SKIPPED, ~Q(Exists(Skip.objects.filter(mine)))),
     ]
-    if handed and project.reservation_minutes > 0:
+    if handed and who.reserving:
         conditions.append(
             Condition(Refusal.NOT_HANDED, Q(Exists(Reservation.objects.filter(mine))))
         )
     if room:
-        conditions.append(Condition(Refusal.NO_ROOM, _room(project, volunteer, now)))
+        conditions.append(Condition(Refusal.NO_ROOM, _room(who, now)))
     return conditions
 
 
-def _room(project: Project, volunteer, now: datetime) -> Q:
+def _room(who: Who, now: datetime) -> Q:
     held_by_others = (
         Reservation.objects.filter(item=OuterRef("pk"), expires_at__gt=now)
-        .exclude(volunteer=volunteer)
+        .exclude(volunteer_id=who.volunteer_id)
         .values("item")
         .annotate(n=Count("pk"))
         .values("n")[:1]
     )
     held = Coalesce(Subquery(held_by_others, output_field=models.IntegerField()), Value(0))
-    return Q(LessThan(F("label_count") + held, project.overlap_k))
+    return Q(LessThan(F("label_count") + held, who.k))
 
 
-def items_meeting(conditions: list[Condition], project: Project) -> QuerySet[Item]:
+def items_meeting(conditions: list[Condition], project_id: int) -> QuerySet[Item]:
     """The project's items that meet every condition."""
     if any(c.q is False for c in conditions):
         return Item.objects.none()
-    return Item.objects.filter(project=project).filter(
+    return Item.objects.filter(project_id=project_id).filter(
         *(c.q for c in conditions if isinstance(c.q, Q))
     )
 
 
-def first_refusal(conditions: list[Condition], item: Item) -> Refusal | None:
-    """The first condition `item` fails, in one query (none when only the volunteer's own
-    conditions fail)."""
-    for c in conditions:
-        if c.q is False:
-            return c.refusal
-    checks = [c for c in conditions if isinstance(c.q, Q)]
+def item_refusal(
+    who: Who,
+    now: datetime,
+    item_id: int,
+    *,
+    handed: bool = False,
+    only: frozenset[Refusal] | None = None,
+) -> Refusal | None:
+    """The first condition the item fails (of `only`, if given), or None; one query."""
+
+    def conditions(who: Who, now: datetime) -> list[Condition]:
+        kept = conditions_for(who, now, handed=handed)
+        return [c for c in kept if only is None or c.refusal in only]
+
+    checks = conditions(who, now)
+    blocked = next((c.refusal for c in checks if c.q is False), None)
+    if blocked is not None:
+        return blocked
+    refusals = [c.refusal for c in checks if isinstance(c.q, Q)]
+    sql, params = cached_statement(
+        ("check", handed, only),
+        lambda who, now, item_id, lost: _flags(conditions(who, now), item_id),
+        who=who,
+        now=now,
+        item_id=item_id,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return Refusal.CLOSED
+    return next((refusal for refusal, ok in zip(refusals, row, strict=True) if not ok), None)
+
+
+def _flags(conditions: list[Condition], item_id: int) -> QuerySet:
+    """One boolean per condition for the item (those that hold for every item are left out)."""
+    checks = [c.q for c in conditions if isinstance(c.q, Q)]
     names = [f"c{n}" for n in range(len(checks))]
-    flags = (
-        Item.objects.filter(pk=item.pk)
+    return (
+        Item.objects.filter(pk=item_id)
         .annotate(
             **{
-                name: ExpressionWrapper(c.q, output_field=BooleanField())
-                for name, c in zip(names, checks, strict=True)
+                name: ExpressionWrapper(q, output_field=BooleanField())
+                for name, q in zip(names, checks, strict=True)
             }
         )
         .values_list(*names)
     )
-    row = flags.first()
-    if row is None:
-        return Refusal.CLOSED
-    return next((c.refusal for c, ok in zip(checks, row, strict=True) if not ok), None)
+
+
+def claim_statement(who: Who, now: datetime, lost: list[int]) -> tuple[str, list]:
+    """The claim: lock the first item of the volunteer's queue (not one in `lost`), skipping
+    rows other claims hold; its id, or no row."""
+
+    def build(who: Who, now: datetime, item_id: int, lost: list[int]) -> QuerySet:
+        queue = labeling_queue(conditions_for(who, now), who.project_id)
+        if lost:
+            queue = queue.exclude(pk__in=lost)
+        return queue.select_for_update(skip_locked=True, of=("self",)).values_list("pk")[:1]
+
+    return cached_statement(("claim",), build, who=who, now=now, lost=lost)
+
+
+def labeling_queue(conditions: list[Condition], project_id: int) -> QuerySet[Item]:
+    """The items meeting the rule's `conditions`, in the order they are handed out: fewest
+    labels first. The partial index item_labelable gives that order, so the claim reads the
+    first rows of the index instead of sorting."""
+    return items_meeting(conditions, project_id).order_by("label_count", "pk")
+
+
+# Django takes ~4 ms to compile the claim's query and ~2 ms the submit's check; PostgreSQL runs
+# either in about a millisecond, and both run on every request. Their SQL depends only on the
+# rule's shape (pilot, quota, reservations, how many items to pass over), not on whose or which
+# item: each shape is compiled once with stand-in values, and each request binds its own values
+# into the same statement.
+# Stand-ins lie inside their fields' ranges: Django folds a comparison with a value out of range
+# (k < 0 on a positive field) into a constant, which would bake it into the statement.
+_STAND_INS = {
+    "project": 2_100_000_001,
+    "volunteer": 2_100_000_002,
+    "item": 2_100_000_003,
+    "k": 32_701,
+}
+_STAND_IN_NOW = datetime(1901, 2, 3, 4, 5, 6, 789, tzinfo=UTC)
+_LOST = 2_000_000_000  # passed-over items: _LOST, _LOST + 1, ...
+_statements: dict[tuple, tuple[str, list[tuple[str, object]]]] = {}
+
+
+def cached_statement(
+    shape: tuple,
+    build: Callable[[Who, datetime, int, list[int]], QuerySet],
+    *,
+    who: Who,
+    now: datetime,
+    item_id: int = 0,
+    lost: list[int] | None = None,
+) -> tuple[str, list]:
+    """`build(who, now, item_id, lost)`'s SQL and parameters, compiled once per shape."""
+    lost = lost or []
+    if connection.vendor != "postgresql":  # elsewhere values are adapted while compiling
+        return _compiled(build(who, now, item_id, lost))
+    key = (shape, who.pilot, who.under_quota, who.reserving, len(lost))
+    if key not in _statements:
+        stand_in = replace(
+            who,
+            project_id=_STAND_INS["project"],
+            volunteer_id=_STAND_INS["volunteer"],
+            k=_STAND_INS["k"],
+        )
+        lost_in = [_LOST + n for n in range(len(lost))]
+        sql, params = _compiled(build(stand_in, _STAND_IN_NOW, _STAND_INS["item"], lost_in))
+        _statements[key] = (sql, [_slot(value) for value in params])
+    sql, slots = _statements[key]
+    values = {
+        "project": who.project_id,
+        "volunteer": who.volunteer_id,
+        "k": who.k,
+        "item": item_id,
+        "now": now,
+    }
+    return sql, [_bind(slot, values, lost) for slot in slots]
+
+
+def _compiled(queryset: QuerySet) -> tuple[str, list]:
+    if queryset.query.select_for_update and connection.get_autocommit():
+        with transaction.atomic():  # Django compiles FOR UPDATE only inside a transaction
+            return _compiled(queryset)
+    sql, params = queryset.query.sql_with_params()
+    return sql, list(params)
+
+
+def _bind(slot: tuple[str, object], values: dict[str, object], lost: list[int]) -> object:
+    kind, value = slot
+    if kind == "value":
+        return values[str(value)]
+    if kind == "lost":
+        return lost[int(str(value))]
+    return value
+
+
+def _slot(value: object) -> tuple[str, object]:
+    """Where a compiled parameter's value comes from: a stand-in's name, a passed-over item, or
+    a constant of the shape (stages, Coalesce's 0): every value that varies is a stand-in."""
+    names = {v: name for name, v in _STAND_INS.items()}
+    if value == _STAND_IN_NOW:
+        return ("value", "now")
+    if isinstance(value, int) and not isinstance(value, bool) and value in names:
+        return ("value", names[value])
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value - _LOST < 1000:
+        return ("lost", value - _LOST)
+    return ("constant", value)
 
 
 def labeling_refusal(*, item: Item, volunteer, now: datetime | None = None) -> Refusal | None:
     """Why `volunteer` may not give `item` (in item.project) a new label now, or None."""
-    conditions = labeling_conditions(
-        project=item.project, volunteer=volunteer, now=now or timezone.now(), handed=True
-    )
-    return first_refusal(conditions, item)
+    who = who_labels(project=item.project, volunteer=volunteer)
+    return item_refusal(who, now or timezone.now(), item.pk, handed=True)
 
 
 def labelable_for(*, project: Project, volunteer, now: datetime, room: bool = True):
     """Items `volunteer` may be handed now (room=False: also those others hold right now)."""
     return items_meeting(
-        labeling_conditions(project=project, volunteer=volunteer, now=now, room=room), project
+        labeling_conditions(project=project, volunteer=volunteer, now=now, room=room), project.pk
     )

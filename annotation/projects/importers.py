@@ -19,7 +19,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.lifecycle import Move, item_outcome, items_move, resolution_method
+from annotation.lifecycle import Move, Outcome, item_outcome, items_move, resolution_method
 from annotation.models import (
     Action,
     Annotation,
@@ -165,8 +165,9 @@ def _write(
     volunteers = _column_volunteers(project, columns)
     issue_ids = issues_ensure(row.ref for row in rows)
     issue_of_row = [issue_ids[row.ref] for row in rows]
-    items = _ensure_items(project, rows, issue_of_row)
-    item_of_row = [items.by_issue[issue_id] for issue_id in issue_of_row]
+    old_items = dict(project.items.values_list("issue_id", "pk"))
+    created = _create_items(project, rows, issue_of_row, old_items, name)
+    item_of_row = [old_items.get(i) or created.by_issue[i] for i in issue_of_row]
     existing = _existing_labels(project)
     resolved = dict(
         Resolution.objects.filter(item__project=project).values_list("item_id", "node_id")
@@ -174,7 +175,7 @@ def _write(
 
     errors: list[RowError] = []
     new_annotations: list[tuple[int, int, int]] = []  # item, volunteer, node
-    new_resolutions: list[tuple[int, int, str]] = []  # item, node, method
+    new_resolutions: list[tuple[int, int, str]] = [*created.unanimous]  # item, node, method
     for row, item_id in zip(rows, item_of_row, strict=True):
         for column, node_id in zip(columns, row.labels, strict=True):
             if node_id is None:
@@ -201,26 +202,96 @@ def _write(
         raise ImportFailed(errors)
 
     insert_rows(Annotation, ("item_id", "volunteer_id", "node_id"), new_annotations)
-    insert_rows(Resolution, ("item_id", "node_id", "method"), new_resolutions)
-    labels_of: dict[int, list[int]] = defaultdict(list)
-    for (item_id, _), node_id in existing.items():
-        labels_of[item_id].append(node_id)
-    for item_id, _, node_id in new_annotations:
-        labels_of[item_id].append(node_id)
-    resolved_items = resolved.keys() | {item_id for item_id, _, _ in new_resolutions}
-    _settle(
+    old_touched = [item for item in dict.fromkeys(item_of_row) if item not in created.ids]
+    moves = _settle(
         project=project,
-        item_ids=list(dict.fromkeys(item_of_row)),
-        labels_of=labels_of,
-        resolved=resolved_items,
+        item_ids=old_touched,
+        labels_of=_labels_by_item(existing, new_annotations, old_touched),
+        resolved=resolved.keys() | {item_id for item_id, _, _ in new_resolutions},
         name=name,
     )
+    insert_rows(Resolution, ("item_id", "node_id", "method"), [*new_resolutions, *moves.unanimous])
+    items_move(project=project, moves=[*created.moves, *moves.moves], action=Action.IMPORT)
     return ImportReport(
         rows=len(rows),
-        items_created=items.created,
+        items_created=len(created.ids),
         annotations_created=len(new_annotations),
-        resolutions_created=len(new_resolutions),
+        resolutions_created=len(new_resolutions) + len(moves.unanimous),
     )
+
+
+@dataclass(frozen=True)
+class _Settled:
+    """What the file's rows make of some items: their stage moves (one audit row each) and the
+    unanimous resolutions to create."""
+
+    moves: list[Move]
+    unanimous: list[tuple[int, int, str]]  # item, node, method
+
+
+@dataclass(frozen=True)
+class _Created(_Settled):
+    by_issue: dict[int, int]  # item id by issue id
+    ids: frozenset[int]
+
+
+def _create_items(
+    project: Project,
+    rows: list[StudyRow],
+    issue_of_row: list[int],
+    old_items: dict[int, int],
+    name: str,
+) -> _Created:
+    """Insert the items the file adds, each already with the count, stage and agreement its row
+    gives it by the rule live labeling uses (lifecycle.item_outcome): k unanimous labels without a
+    Final_Label are final through a unanimous resolution, as the k-th live label would make
+    them. One INSERT at study scale instead of an insert and an update per item."""
+    initial = Item._meta.get_field("stage").get_default()
+    outcomes: dict[int, tuple[int, Outcome]] = {}
+    for row, issue_id in zip(rows, issue_of_row, strict=True):
+        if issue_id in old_items or issue_id in outcomes:
+            continue
+        labels = [n for n in row.labels if n is not None]
+        outcome = item_outcome(
+            stage=initial, labels=labels, resolved=row.final is not None, k=project.overlap_k
+        )
+        outcomes[issue_id] = (len(labels), outcome)
+    insert_rows(
+        Item,
+        ("project_id", "issue_id", "label_count", "stage", "agreement"),
+        [(project.pk, issue, n, o.stage, o.agreement) for issue, (n, o) in outcomes.items()],
+    )
+    by_issue = dict(project.items.filter(issue_id__in=list(outcomes)).values_list("issue_id", "pk"))
+    return _Created(
+        moves=[
+            Move(by_issue[issue], initial, o.stage, {"file": name}, inserted=True)
+            for issue, (_, o) in outcomes.items()
+            if o.stage != initial
+        ],
+        unanimous=[
+            (by_issue[issue], o.unanimous_node, Method.UNANIMOUS)
+            for issue, (_, o) in outcomes.items()
+            if o.unanimous_node is not None
+        ],
+        by_issue=by_issue,
+        ids=frozenset(by_issue.values()),
+    )
+
+
+def _labels_by_item(
+    existing: dict[tuple[int, int], int],
+    new: list[tuple[int, int, int]],
+    item_ids: list[int],
+) -> dict[int, list[int]]:
+    wanted = set(item_ids)
+    labels: dict[int, list[int]] = defaultdict(list)
+    for (item_id, _), node_id in existing.items():
+        if item_id in wanted:
+            labels[item_id].append(node_id)
+    for item_id, _, node_id in new:
+        if item_id in wanted:
+            labels[item_id].append(node_id)
+    return labels
 
 
 def _settle(
@@ -230,12 +301,11 @@ def _settle(
     labels_of: dict[int, list[int]],
     resolved: set[int],
     name: str,
-) -> None:
-    """Give every item of the file the count, stage and agreement its rows now give it, by the
-    rule live labeling uses (lifecycle.item_outcome): k unanimous labels without a Final_Label
-    become final through a unanimous resolution, as the k-th live label would. One audit row
-    per item whose stage changes; items the file leaves as they were (a re-import) are not
-    written at all."""
+) -> _Settled:
+    """Bring items that existed before the file in line with the rows they now have, by
+    lifecycle.item_outcome as for new items: count and agreement are written here (only where
+    they change, so a re-import writes nothing); the stage moves and unanimous resolutions are
+    returned for the caller to write."""
     k = project.overlap_k
     moves: list[Move] = []
     unanimous: list[tuple[int, int, str]] = []
@@ -253,17 +323,15 @@ def _settle(
                 recounted.append(Item(pk=pk, label_count=len(labels), agreement=outcome.agreement))
             if outcome.stage != stage:
                 moves.append(Move(pk, stage, outcome.stage, {"file": name}))
-    insert_rows(Resolution, ("item_id", "node_id", "method"), unanimous)
     Item.objects.bulk_update(recounted, ["label_count", "agreement"], batch_size=BATCH)
-    items_move(project=project, moves=moves, action=Action.IMPORT)
+    return _Settled(moves=moves, unanimous=unanimous)
 
 
 def _column_volunteers(project: Project, columns: list[int]) -> dict[int, int]:
     """The user id behind each LabelJ column, creating the account and membership once."""
     users = get_user_model()
-    by_column = dict(
-        project.memberships.filter(column__in=columns).values_list("column", "user_id")
-    )
+    memberships = project.memberships.filter(column__in=columns).values_list("column", "user_id")
+    by_column = {column: user_id for column, user_id in memberships if column is not None}
     for column in columns:
         if column in by_column:
             continue
@@ -279,26 +347,6 @@ def _column_volunteers(project: Project, columns: list[int]) -> dict[int, int]:
         )
         by_column[column] = user.pk
     return by_column
-
-
-@dataclass(frozen=True)
-class _ItemIds:
-    by_issue: dict[int, int]  # item id by issue id
-    created: int
-
-
-def _ensure_items(project: Project, rows: list[StudyRow], issue_of_row: list[int]) -> _ItemIds:
-    """Item id by issue id, creating the missing items (at the initial stage, without labels:
-    _settle gives them what their rows give them)."""
-    found = dict(project.items.values_list("issue_id", "pk"))
-    missing = [issue_id for issue_id in dict.fromkeys(issue_of_row) if issue_id not in found]
-    if missing:
-        insert_rows(Item, ("project_id", "issue_id"), [(project.pk, i) for i in missing])
-        found.update(project.items.values_list("issue_id", "pk"))
-    return _ItemIds(
-        by_issue=found,
-        created=len(missing),
-    )
 
 
 def _existing_labels(project: Project) -> dict[tuple[int, int], int]:

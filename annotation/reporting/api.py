@@ -145,7 +145,9 @@ class ReportDistributionApi(APIView):
 
 
 class ProjectAgreementApi(APIView):
-    """Fleiss' kappa and Krippendorff's alpha of a project, overall and per group.
+    """Fleiss' kappa and Krippendorff's alpha of a project, overall and per group: the same
+    figures as the Reports dashboard (Fleiss on the items with `ratings` labels, `left_out` others
+    counted with the reason in `left_out_why`; alpha on every item with two labels or more).
 
     For leads and admins."""
 

@@ -144,7 +144,7 @@ def marker_path(shape: str, x: float, y: float, r: float = 5.0) -> str:
 
 
 def cell_text(cell) -> tuple[str, bool]:
-    """What a chart prints for an agreement cell (annotation.reporting.reports.Cell), and whether
+    """What a chart prints for an agreement cell (annotation.reporting.agreement.Cell), and whether
     the mark is hollow (alpha in place of kappa)."""
     if cell.fleiss is not None:
         f = cell.fleiss

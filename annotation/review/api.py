@@ -68,7 +68,10 @@ class DisputedListApi(generics.ListAPIView):
         return disputed_items(project, filters)
 
     def list(self, request: Request, *args, **kwargs) -> Response:
-        page = self.paginate_queryset(self.get_queryset())
+        items = self.get_queryset()
+        page = self.paginate_queryset(items)
+        if page is None:  # no paginator (the settings set one): the whole queue
+            return Response(self.get_serializer(queue_rows(list(items)), many=True).data)
         rows = queue_rows(list(page))
         return self.get_paginated_response(self.get_serializer(rows, many=True).data)
 

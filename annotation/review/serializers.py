@@ -133,7 +133,8 @@ class PilotOut(serializers.Serializer):
 
 
 class ProposalIn(serializers.Serializer):
-    parent = serializers.CharField(
+    # DRF's metaclass takes declared fields off the class; the stubs see `Field.parent` clash.
+    parent = serializers.CharField(  # type: ignore[assignment]
         required=False, allow_blank=True, default="", help_text="Code of a type or theme."
     )
     name = serializers.CharField(max_length=200)
@@ -144,7 +145,9 @@ class ProposalIn(serializers.Serializer):
 
 class ProposalOut(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
-    parent = serializers.CharField(source="parent.code", allow_null=True, default=None)
+    parent = serializers.CharField(  # type: ignore[assignment]  # as in ProposalIn
+        source="parent.code", allow_null=True, default=None
+    )
     name = serializers.CharField()
     definition = serializers.CharField()
     reason = serializers.CharField()

@@ -101,7 +101,7 @@ def item_reopen(*, item: Item, lead, reason: str) -> Item:
     if not reason:
         raise ConcordError("Say why the decision is re-opened (the reason is kept).")
     resolution = Resolution.objects.filter(item=locked).select_related("node", "resolver").first()
-    before = {}
+    before: dict[str, object] = {}
     if resolution is not None:
         before.update(
             node=resolution.node.code,

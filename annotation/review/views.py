@@ -4,6 +4,8 @@ calls one service, and shows a ConcordError's message on the page."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -91,7 +93,8 @@ class ResolveForm(forms.Form):
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         # any node of the taxonomy: item_resolve explains a wrong depth or a retired node
-        self.fields["node"].queryset = project.taxonomy.nodes.all()
+        node = cast(forms.ModelChoiceField, self.fields["node"])
+        node.queryset = project.taxonomy.nodes.all()
 
 
 @login_required
@@ -273,7 +276,8 @@ class ProposalForm(forms.Form):
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["parent"].queryset = project.taxonomy.nodes.filter(
+        parent = cast(forms.ModelChoiceField, self.fields["parent"])
+        parent.queryset = project.taxonomy.nodes.filter(
             level__in=[Level.TYPE, Level.THEME], retired_at__isnull=True
         )
 

@@ -36,6 +36,7 @@ def screen_next(request, slug: str):
     project = access_project(request.user, slug)
     claim = screening_next_claim(project=project, volunteer=request.user)
     progress = volunteer_progress(project=project, volunteer=request.user)
+    context: dict[str, object]
     if claim.item is None:
         context = {
             "project": project,

@@ -1,3 +1,4 @@
+from django.contrib.auth.base_user import AbstractBaseUser
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -39,7 +40,7 @@ class SourceSerializer(serializers.ModelSerializer):
         read_only_fields = ["owner", "repo", "created_at"]
         # The pair is checked by the service, with a message; DRF's own validator would not say
         # which window collides.
-        validators = []
+        validators: list[object] = []
 
     def get_has_token(self, source: Source) -> bool:
         return bool(source.token)
@@ -72,7 +73,9 @@ class HarvestRunSerializer(serializers.ModelSerializer):
     host = serializers.ChoiceField(source="source.host", choices=Host.choices, read_only=True)
     status_label = serializers.CharField(source="get_status_display", read_only=True)
     is_active = serializers.BooleanField(read_only=True)
-    started_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    started_by: serializers.SlugRelatedField[AbstractBaseUser] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     progress = serializers.SerializerMethodField()
 
     class Meta:
@@ -126,7 +129,9 @@ class KeywordSetSerializer(serializers.ModelSerializer):
         allow_empty=False,
         help_text="Words or phrases, matched case-insensitively as whole words.",
     )
-    sources = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    sources: serializers.PrimaryKeyRelatedField[Source] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True
+    )
 
     class Meta:
         model = KeywordSet
@@ -160,4 +165,5 @@ class UrlListReportOut(serializers.Serializer):
     already_known = serializers.IntegerField()
     duplicates = serializers.IntegerField(help_text="Lines repeating an earlier URL.")
     issue_ids = serializers.ListField(child=serializers.IntegerField())
-    errors = BadLineOut(many=True)
+    # DRF's metaclass takes declared fields off the class; the stubs see `Serializer.errors`.
+    errors = BadLineOut(many=True)  # type: ignore[assignment]

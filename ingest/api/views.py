@@ -1,12 +1,15 @@
 """The ingest API, staff only: sources, harvest runs (start, progress, cancel), keyword sets and
 URL-list imports. Every write goes through the same service the pages call."""
 
+from typing import cast
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from concord.errors import ConcordError, ErrorOut, utf8_text
@@ -21,7 +24,7 @@ from ingest.api.serializers import (
 from ingest.candidates import keyword_set_save
 from ingest.harvest import harvest_cancel, harvest_start
 from ingest.importers import UrlImportReport, url_list_import
-from ingest.models import HarvestRun, KeywordSet, RunStatus
+from ingest.models import HarvestRun, KeywordSet, RunStatus, Source
 from ingest.selectors import sources_overview
 from ingest.sources import repository_parse, source_create
 
@@ -40,7 +43,7 @@ class SourceViewSet(
     def get_queryset(self):
         return sources_overview()
 
-    def perform_create(self, serializer: SourceSerializer) -> None:
+    def perform_create(self, serializer: "BaseSerializer[Source]") -> None:
         data = dict(serializer.validated_data)
         owner, repo = repository_parse(data.pop("repository"))
         serializer.instance = source_create(owner=owner, repo=repo, **data)
@@ -93,11 +96,13 @@ class KeywordSetViewSet(viewsets.ModelViewSet):
     serializer_class = KeywordSetSerializer
     queryset = KeywordSet.objects.prefetch_related("sources").order_by("name")
 
-    def perform_create(self, serializer: KeywordSetSerializer) -> None:
+    def perform_create(self, serializer: "BaseSerializer[KeywordSet]") -> None:
         serializer.instance = keyword_set_save(**serializer.validated_data)
 
-    def perform_update(self, serializer: KeywordSetSerializer) -> None:
-        keyword_set, data = serializer.instance, serializer.validated_data
+    def perform_update(self, serializer: "BaseSerializer[KeywordSet]") -> None:
+        # UpdateModelMixin.update made the serializer with the instance from get_object().
+        keyword_set = cast(KeywordSet, serializer.instance)
+        data = serializer.validated_data
         serializer.instance = keyword_set_save(
             name=data.get("name", keyword_set.name),
             keywords=data.get("keywords", keyword_set.keywords),

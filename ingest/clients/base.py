@@ -92,6 +92,11 @@ def parse_time(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
+def parse_required_time(value: str) -> datetime:
+    """`parse_time` for a field every issue has (harvest windows compare `created_at`)."""
+    return datetime.fromisoformat(value)
+
+
 def clean_text(value: str | None) -> str:
     """Text PostgreSQL accepts: no NUL bytes, no lone surrogates from odd JSON escapes."""
     if not value:

@@ -14,6 +14,7 @@ from ingest.clients.base import (
     IssueRecord,
     Page,
     clean_text,
+    parse_required_time,
     parse_time,
 )
 
@@ -119,7 +120,7 @@ def issue_record(item: dict) -> IssueRecord:
         labels=[
             label.get("name", "") for label in item.get("labels") or [] if isinstance(label, dict)
         ],
-        created_at=parse_time(item["created_at"]),
+        created_at=parse_required_time(item["created_at"]),
         updated_at=parse_time(item.get("updated_at")),
         closed_at=parse_time(item.get("finished_at")),
         comment_count=int(item.get("comments") or 0),
@@ -128,8 +129,10 @@ def issue_record(item: dict) -> IssueRecord:
 
 
 def comment_record(item: dict) -> CommentRecord:
-    target = item.get("target") if isinstance(item.get("target"), dict) else {}
-    issue = target.get("issue") if isinstance(target.get("issue"), dict) else None
+    target = item.get("target")
+    issue = target.get("issue") if isinstance(target, dict) else None
+    if not isinstance(issue, dict):
+        issue = None
     user = item.get("user") or {}
     return CommentRecord(
         comment_id=int(item["id"]),

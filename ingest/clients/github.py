@@ -13,6 +13,7 @@ from ingest.clients.base import (
     IssueRecord,
     Page,
     clean_text,
+    parse_required_time,
     parse_time,
 )
 
@@ -96,7 +97,7 @@ def issue_record(item: dict) -> IssueRecord:
         labels=[
             label.get("name", "") for label in item.get("labels") or [] if isinstance(label, dict)
         ],
-        created_at=parse_time(item["created_at"]),
+        created_at=parse_required_time(item["created_at"]),
         updated_at=parse_time(item.get("updated_at")),
         closed_at=parse_time(item.get("closed_at")),
         comment_count=int(item.get("comments") or 0),

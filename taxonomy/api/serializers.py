@@ -1,3 +1,5 @@
+from typing import cast
+
 from rest_framework import serializers
 
 from taxonomy.models import Example, Node, Taxonomy
@@ -10,7 +12,10 @@ class ExampleOut(serializers.ModelSerializer):
 
 
 class NodeOut(serializers.ModelSerializer):
-    parent = serializers.SlugRelatedField(slug_field="code", read_only=True, allow_null=True)
+    # DRF's metaclass takes declared fields off the class; the stubs see `Field.parent` clash.
+    parent: serializers.SlugRelatedField[Node] = serializers.SlugRelatedField(  # type: ignore[assignment]
+        slug_field="code", read_only=True, allow_null=True
+    )
     examples = ExampleOut(many=True, read_only=True)
 
     class Meta:
@@ -29,7 +34,8 @@ class TreeNodeOut(serializers.Serializer):
     children = serializers.SerializerMethodField()
 
     def get_children(self, obj) -> list[dict]:
-        return TreeNodeOut(obj.children, many=True).data
+        # many=True makes a ListSerializer: its data is a list (the stubs say ReturnDict).
+        return cast(list[dict], TreeNodeOut(obj.children, many=True).data)
 
 
 class TaxonomyOut(serializers.ModelSerializer):

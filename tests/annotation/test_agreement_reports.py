@@ -46,7 +46,7 @@ def test_type_level_rolls_themes_up_to_their_type(labeled_project):
 def test_subtheme_level_explains_that_no_label_reaches_it(labeled_project):
     report = project_agreement(labeled_project, level="subtheme", by="type")
     assert report.groups[0].fleiss is None
-    assert "No labels reach sub-theme depth" in report.groups[0].problem
+    assert "No labels reach sub-theme level" in report.groups[0].problem
 
 
 def test_by_repository_groups_items_by_their_repository(labeled_project):
@@ -57,7 +57,7 @@ def test_by_repository_groups_items_by_their_repository(labeled_project):
     ]
 
 
-def test_missing_labels_fall_back_to_alpha_with_the_reason(project, tmp_path):
+def test_missing_labels_leave_items_out_of_fleiss_with_the_reason(project, tmp_path):
     from annotation.projects.importers import study_labels_import
 
     path = tmp_path / "partial.csv"
@@ -69,8 +69,14 @@ def test_missing_labels_fall_back_to_alpha_with_the_reason(project, tmp_path):
     )
     study_labels_import(project=project, path=path)
     overall = project_agreement(project, level="theme", by="none").groups[0]
-    assert overall.fleiss is None
-    assert "2 items have 3, 1 items have 2" in overall.problem
+    # as on the Reports dashboard: Fleiss on the two items with all k = 3 labels, the third
+    # counted and explained, alpha on all three
+    assert overall.problem is None
+    assert (overall.fleiss.n_items, overall.ratings, overall.left_out) == (2, 3, 1)
+    assert overall.left_out_why == "1 items have fewer than 3 labels at theme level"
+    assert overall.fleiss.kappa == pytest.approx(
+        statsmodels_fleiss_kappa(np.array([[3, 0, 0], [0, 2, 1]]), method="fleiss")
+    )
     assert overall.alpha.n_items == 3
 
 

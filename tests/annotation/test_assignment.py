@@ -135,14 +135,10 @@ def test_claim_is_one_query_plan_that_uses_the_partial_index(project, personas):
     """The claim must not sort every labelable item: the partial index gives the order."""
     needs_postgres(connection)
     items(project, 30)
-    from annotation.labeling.assignment import labeling_queue
-    from annotation.labeling.eligibility import labeling_conditions
+    from annotation.labeling.eligibility import claim_statement, who_labels
 
-    conditions = labeling_conditions(
-        project=project, volunteer=personas["volunteer_a"], now=timezone.now()
-    )
-    queue = labeling_queue(conditions, project).select_for_update(skip_locked=True, of=("self",))
-    sql, params = queue[:1].query.sql_with_params()
+    who = who_labels(project=project, volunteer=personas["volunteer_a"])
+    sql, params = claim_statement(who, timezone.now(), lost=[])
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN " + sql, params)

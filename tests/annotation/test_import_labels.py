@@ -258,3 +258,38 @@ def test_command_imports_files_and_reports_failures(project, tmp_path, capsys):
 def test_command_names_an_unknown_project(db):
     with pytest.raises(CommandError, match="no project with slug 'nope'"):
         call_command("import_labels", "--project", "nope", "x.csv")
+
+
+def test_import_applies_the_rule_live_labeling_does(project, tmp_path):
+    """k unanimous labels without a Final_Label: final, method unanimous, as the k-th live label
+    makes it; mixed: disputed with its agreement for the lead's queue; fewer than k: labeling;
+    a Final_Label is kept. Every stage an import gives an item has its audit row."""
+    from annotation.models import Action, AuditEvent, Method
+
+    path = tmp_path / "rule.csv"
+    path.write_text(
+        "Issue_URL,Label1,Label2,Label3,Final_Label\n"
+        "https://github.com/NVIDIA/Megatron-LM/issues/1,C.1,C.1,C.1,\n"
+        "https://github.com/NVIDIA/Megatron-LM/issues/2,C.1,C.1,C.2,\n"
+        "https://github.com/NVIDIA/Megatron-LM/issues/3,C.1,,C.2,\n"
+        "https://github.com/NVIDIA/Megatron-LM/issues/4,C.1,C.2,C.2,C.1\n"
+    )
+    study_labels_import(project=project, path=path)
+    by_number = {item.issue.number: item for item in project.items.select_related("issue")}
+    unanimous, mixed, partial, given = (by_number[n] for n in ("1", "2", "3", "4"))
+    assert (unanimous.stage, unanimous.resolution.method) == (Stage.FINAL, Method.UNANIMOUS)
+    assert unanimous.resolution.node.code == "C.1"
+    assert (mixed.stage, mixed.agreement) == (Stage.DISPUTED, pytest.approx(2 / 3))
+    assert not Resolution.objects.filter(item=mixed).exists()
+    assert (partial.stage, partial.label_count) == (Stage.LABELING, 2)
+    assert (given.stage, given.resolution.node.code) == (Stage.FINAL, "C.1")
+    assert given.resolution.method == Method.LEAD
+    for item in (unanimous, mixed, partial, given):
+        event = AuditEvent.objects.get(item=item, action=Action.IMPORT)
+        assert (event.before, event.after) == (
+            {"stage": Stage.CANDIDATE},
+            {"stage": item.stage, "file": str(path)},
+        )
+    # importing the same file again changes nothing and records nothing
+    study_labels_import(project=project, path=path)
+    assert AuditEvent.objects.filter(item__project=project).count() == 4

@@ -9,7 +9,10 @@ from taxonomy.models import Level
 
 
 class Command(BaseCommand):
-    help = "Inter-rater agreement of a project: Fleiss' kappa (and Krippendorff's alpha) per group."
+    help = (
+        "Inter-rater agreement of a project: Fleiss' kappa (on the items with the full number of "
+        "labels; the rest are counted) and Krippendorff's alpha, per group."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
@@ -38,5 +41,13 @@ class Command(BaseCommand):
             band = f.band if f else (a.band if a else "")
             raters = f.n_raters if f else "-"
             self.stdout.write(f"{g.group:<28}{g.n_items:>7}{raters:>7}{kappa} {alpha}  {band}")
+            if g.left_out:
+                note = (
+                    f"Fleiss on {g.fleiss_items} items with {g.ratings} labels; "
+                    f"{g.left_out} left out: {g.left_out_why}"
+                )
+                if a:
+                    note += f"; alpha {a.alpha:.3f} ({a.band}) on {a.n_items} items"
+                self.stdout.write(f"    note: {note}")
             if g.problem:
                 self.stdout.write(f"    note: {g.problem}")

@@ -85,5 +85,6 @@ class Command(BaseCommand):
     def _write_sidecar(self, project: Project, path: Path) -> None:
         sidecar = path.with_name(f".{path.name}.part")
         with sidecar.open("w", encoding="utf-8", newline="") as handle:
-            handle.writelines(csv_lines([["Column", "Username"], *study_columns(project)]))
+            rows = [["Column", "Username"], *(list(row) for row in study_columns(project))]
+            handle.writelines(csv_lines(rows))
         sidecar.replace(path)

@@ -1,5 +1,5 @@
 import time
-from datetime import date
+from datetime import date, timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
@@ -109,7 +109,7 @@ class Command(BaseCommand):
         self.stdout.flush()
 
     def _wait(self, run: HarvestRun, seconds: float) -> None:
-        until = timezone.localtime(timezone.now() + timezone.timedelta(seconds=seconds))
+        until = timezone.localtime(timezone.now() + timedelta(seconds=seconds))
         self.stdout.write(
             f"\nwaiting {seconds:.0f} s for the {run.source.get_host_display()} "
             f"rate limit (until {until:%H:%M:%S})"
