@@ -7,7 +7,7 @@ export DATABASE_URL_TEST ?= postgres://postgres@127.0.0.1:5432/concord
 export REDIS_URL_TEST ?= redis://127.0.0.1:6379/0
 export CACHE_URL_TEST ?= redis://127.0.0.1:6379/1
 
-.PHONY: run setup demo test test-fast services bench soak lint clean
+.PHONY: run setup demo test test-fast services bench bench-capacity soak lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,13 @@ bench: setup services
 	  $(BIN)/python -m tests.bench.exports
 	DATABASE_URL=$${BENCH_REPORTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_reports} \
 	  $(BIN)/python -m tests.bench.reports
+	$(MAKE) bench-capacity
+
+## Volunteers with no think time against gunicorn + a Celery worker: labels/s, latency, PostgreSQL
+## CPU per label, memory. CAPACITY_ARGS="--state steady bulk late --runs 3" for the whole set.
+bench-capacity: setup services
+	DATABASE_URL=$${BENCH_CAPACITY_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_capacity} \
+	  $(BIN)/python -m tests.bench.capacity $(CAPACITY_ARGS)
 
 ## Load test with faults: 50 volunteers for 10 minutes, gunicorn workers killed, Redis restarted.
 soak: setup services

@@ -8,6 +8,7 @@ from annotation.models import (
     Membership,
     Post,
     Project,
+    ProjectNode,
     Proposal,
     ProposalVote,
     Reservation,
@@ -162,3 +163,15 @@ class ProposalVoteAdmin(admin.ModelAdmin):
     search_fields = ("proposal__name", "member__username")
     list_select_related = ("proposal", "member")
     autocomplete_fields = ("proposal", "member")
+
+
+@admin.register(ProjectNode)
+class ProjectNodeAdmin(admin.ModelAdmin):
+    """Which project a node added through a proposal belongs to; delete a row to share the node
+    with every project of its taxonomy."""
+
+    list_display = ("node", "project", "proposal", "created_at")
+    list_filter = ("project",)
+    search_fields = ("node__code", "node__name", "project__slug", "proposal__name")
+    list_select_related = ("node", "project", "proposal")
+    autocomplete_fields = ("project", "node", "proposal")

@@ -106,15 +106,16 @@ def item_move(
     actor=None,
     before: dict | None = None,
     after: dict | None = None,
+    save: Sequence[str] = (),
 ) -> AuditEvent:
     """Move `item` (its row locked by the caller, in the caller's transaction) to stage `to`,
     and record `action` with the stage change in one audit row. Raises InvalidTransition for a
-    move TRANSITIONS does not allow. Saves the stage only; other fields the caller changed on the
-    instance are the caller's to save."""
+    move TRANSITIONS does not allow. Saves the stage and the fields named in `save` (changed by
+    the caller on the instance) in one UPDATE; any other change is the caller's to save."""
     transition_check(item.stage, to)
     was = item.stage
     item.stage = to
-    item.save(update_fields=["stage"])
+    item.save(update_fields=["stage", *save])
     return audit_record(
         project=item.project,
         item=item,
@@ -163,10 +164,16 @@ CHUNK = 2000  # ids per UPDATE ... WHERE id IN (...), well under SQLite's variab
 
 
 def item_settle(
-    *, item: Item, action: Action = Action.CROSS_CHECK, actor=None, details: dict | None = None
+    *,
+    item: Item,
+    action: Action = Action.CROSS_CHECK,
+    actor=None,
+    details: dict | None = None,
+    save: Sequence[str] = (),
 ) -> str:
     """Record `action` (which changed the labels of `item`, its row locked by the caller) and
-    bring the item's stage in line with item_outcome, in one or two audit rows.
+    bring the item's stage in line with item_outcome, in one or two audit rows; the fields named
+    in `save` (e.g. the label count the caller changed) go in the same UPDATE as the stage.
 
     Short of k labels the action's row carries the stage change, if any (open -> labeling). At
     the k-th label the cross-check follows in a row of its own, by Concord: a unanimous item
@@ -182,21 +189,23 @@ def item_settle(
     if outcome.stage == item.stage or (cross_check and action != Action.CROSS_CHECK):
         audit_record(project=item.project, item=item, actor=actor, action=action, after=details)
     if outcome.stage == item.stage:
+        if save:
+            item.save(update_fields=list(save))
         return item.stage
     if not cross_check or agreement is None:  # (agreement is set whenever cross_check is)
-        item_move(item=item, to=outcome.stage, action=action, actor=actor, after=details)
+        item_move(item=item, to=outcome.stage, action=action, actor=actor, after=details, save=save)
         return item.stage
     if outcome.unanimous_node is not None:
         Resolution.objects.create(
             item=item, node_id=outcome.unanimous_node, method=Method.UNANIMOUS
         )
     item.agreement = agreement
-    item.save(update_fields=["agreement"])
     item_move(
         item=item,
         to=outcome.stage,
         action=Action.CROSS_CHECK,
         after={"agreement": round(agreement, 3)},
+        save=(*save, "agreement"),
     )
     return item.stage
 

@@ -47,6 +47,20 @@ class PilotStatus(models.TextChoices):
     CLOSED = "closed", "Pilot closed"
 
 
+class RandomKey(models.Func):
+    """A random non-negative integer drawn by the database for each row it inserts."""
+
+    output_field = models.IntegerField()
+    arity = 0
+
+    template = "floor(random() * 2147483647)::integer"
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        return super().as_sql(
+            compiler, connection, template="(random() / 8589934592 + 1073741824)", **extra_context
+        )
+
+
 class Project(models.Model):
     name = models.CharField(max_length=200)
     slug = models.SlugField(
@@ -128,6 +142,11 @@ class Item(models.Model):
         default=0, help_text="Annotations so far; kept by the services that write them."
     )
     in_pilot = models.BooleanField(default=False, help_text="In the lead's pilot sample.")
+    shuffle = models.IntegerField(
+        db_default=RandomKey(),
+        help_text="Random, fixed when the item is added: items with the same label count are "
+        "handed out in this order, so the order tells a volunteer nothing about counts.",
+    )
     agreement = models.FloatField(
         null=True,
         blank=True,
@@ -140,10 +159,10 @@ class Item(models.Model):
         indexes = [
             models.Index(fields=["project", "stage", "label_count"], name="item_queue"),
             # "Next item" walks the labelable items of a project in this order and stops at the
-            # first it may hand out (annotation.labeling.assignment); final items are not in
+            # first it may hand out (annotation.labeling.eligibility); final items are not in
             # the index.
             models.Index(
-                fields=["project", "label_count", "id"],
+                fields=["project", "label_count", "shuffle", "id"],
                 name="item_labelable",
                 condition=models.Q(stage__in=["open", "labeling"]),
             ),
@@ -334,6 +353,36 @@ class ProposalVote(models.Model):
 
     def __str__(self) -> str:
         return f"{self.member} {'approves' if self.approve else 'rejects'} {self.proposal_id}"
+
+
+class ProjectNode(models.Model):
+    """A node one project added to its taxonomy (through an accepted proposal). Projects may
+    share a taxonomy; such a node is that project's category only (annotation.project_nodes)."""
+
+    project = models.ForeignKey(
+        Project,
+        on_delete=models.CASCADE,
+        related_name="added_nodes",
+        help_text="The project that added the node, the only one that may use it.",
+    )
+    node = models.OneToOneField(
+        Node,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The node added; delete this row to share it with every project.",
+    )
+    proposal = models.ForeignKey(
+        Proposal,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The proposal it was added for.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.node_id} added by {self.project_id}"
 
 
 class Action(models.TextChoices):

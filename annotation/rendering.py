@@ -7,6 +7,8 @@ http(s)/mailto links survive. Links get rel="nofollow noopener noreferrer" and o
 
 from __future__ import annotations
 
+import threading
+
 import markdown
 import nh3
 
@@ -27,11 +29,22 @@ URL_SCHEMES = {"http", "https", "mailto"}
 EXTENSIONS = ["fenced_code", "tables", "sane_lists", "nl2br"]
 
 
+_local = threading.local()
+
+
+def _converter() -> markdown.Markdown:
+    """This thread's Markdown converter: building one (its extensions and patterns) costs more
+    than converting a typical issue body, and a converter is not safe to share between threads."""
+    if not hasattr(_local, "converter"):
+        _local.converter = markdown.Markdown(extensions=EXTENSIONS, output_format="html")
+    return _local.converter
+
+
 def markdown_to_html(text: str) -> str:
     """Safe HTML for `text`; the result may be marked safe in a template."""
     if not text:
         return ""
-    html = markdown.markdown(text, extensions=EXTENSIONS, output_format="html")
+    html = _converter().reset().convert(text)
     return nh3.clean(
         html,
         tags=ALLOWED_TAGS,

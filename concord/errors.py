@@ -19,7 +19,6 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +81,22 @@ def utf8_text(data: bytes, name: str) -> str:
         raise RowError(name, line, None, message) from exc
 
 
+class BadInput(ConcordError):
+    """One input field (form field, query parameter, JSON member) that cannot be taken as sent;
+    the refusal names it: `fields` in the API's shape, the message on a page."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}")
+
+
+class TooLarge(ConcordError):
+    """A request body over its limit, refused before it is read."""
+
+    http_status: int = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+
+
 class NotFound(ConcordError):
     http_status: int = status.HTTP_404_NOT_FOUND
 
@@ -109,9 +124,12 @@ def api_exception_handler(exc, context):
     """Every refusal as `{"detail", "where"}` (ErrorOut): a ConcordError says where in the input;
     DRF's own (bad fields, not signed in, throttled ...) get the same shape, with `fields`
     naming each bad field."""
+    # Imported here: rest_framework.views loads DEFAULT_PARSER_CLASSES (concord.parsers), which
+    # import this module.
+    from rest_framework.views import exception_handler
+
     if isinstance(exc, ConcordError):
-        body = {"detail": exc.message, "where": exc.where.as_dict() if exc.where else None}
-        return Response(body, status=exc.http_status)
+        return Response(error_body(exc), status=exc.http_status)
     response = exception_handler(exc, context)
     if response is None:
         return None
@@ -123,6 +141,14 @@ def api_exception_handler(exc, context):
     elif isinstance(response.data, dict):
         response.data.setdefault("where", None)
     return response
+
+
+def error_body(exc: ConcordError) -> dict:
+    """A ConcordError in the API's refusal shape (ErrorOut)."""
+    body: dict = {"detail": exc.message, "where": exc.where.as_dict() if exc.where else None}
+    if isinstance(exc, BadInput):
+        body["fields"] = {exc.field: [exc.reason]}
+    return body
 
 
 def _messages(errors) -> list[str]:

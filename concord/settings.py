@@ -71,6 +71,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "concord.middleware.InputCheckMiddleware",
 ]
 
 ROOT_URLCONF = "concord.urls"
@@ -116,6 +117,12 @@ LOGOUT_REDIRECT_URL = "login"
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env.int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", default=50)
 LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=900)
+# Reverse proxies in front of Concord that append to X-Forwarded-For (the TLS proxy: 1). The
+# client's address (per-address throttling) is the N-th from the right of that header; 0 takes
+# REMOTE_ADDR and ignores the header, which any client can write.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured("TRUSTED_PROXY_COUNT counts proxies: 0 or more.")
 
 # Production is HTTPS only, behind a TLS proxy that sets X-Forwarded-Proto: plain HTTP redirects,
 # HSTS, Secure cookies. HTTPS=0 is for plain HTTP on a trusted network (the tests' gunicorn).
@@ -196,7 +203,19 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "concord.errors.api_exception_handler",
+    # DRF's parsers with a body cap, a JSON depth limit and the NUL/surrogate check (issue 12).
+    "DEFAULT_PARSER_CLASSES": [
+        "concord.parsers.JSONParser",
+        "concord.parsers.FormParser",
+        "concord.parsers.MultiPartParser",
+    ],
 }
+# API request bodies over this many bytes are refused (413) before they are read: DRF parses
+# bodies itself, so DATA_UPLOAD_MAX_MEMORY_SIZE does not cover the API. The URL-list import takes
+# more (ingest.api.views.UrlListImportApi.max_body_bytes).
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=1024 * 1024)
+# JSON bodies nested deeper than this (arrays and objects) are refused with a 400.
+API_MAX_JSON_DEPTH = env.int("API_MAX_JSON_DEPTH", default=32)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",
     "DESCRIPTION": "Taxonomy, projects and agreement for multi-volunteer issue labeling.",

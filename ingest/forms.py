@@ -3,7 +3,7 @@ from django import forms
 from concord.errors import ConcordError, RowError, utf8_text
 from ingest.keywords import unique_keywords
 from ingest.models import Host, KeywordSet
-from ingest.sources import repository_parse
+from ingest.sources import repository_check, repository_parse
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # the study's largest list is ~60 kB
 
@@ -53,10 +53,15 @@ class SourceForm(forms.Form):
     )
 
     def clean_repository(self) -> tuple[str, str]:
+        """(owner, repo), names the chosen host allows (they become API request paths)."""
         try:
-            return repository_parse(self.cleaned_data["repository"])
+            owner, repo = repository_parse(self.cleaned_data["repository"])
+            host = self.cleaned_data.get("host")  # cleaned first: declared first
+            if host:
+                repository_check(host, owner, repo)
         except ConcordError as exc:
             raise forms.ValidationError(exc.message) from exc
+        return owner, repo
 
     def clean(self) -> dict:
         super().clean()

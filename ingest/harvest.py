@@ -32,6 +32,7 @@ from ingest.clients import (
     RateLimited,
     client_for,
 )
+from ingest.issue_refs import IssueRef, issue_web_url
 from ingest.models import (
     ACTIVE_STATUSES,
     Comment,
@@ -329,12 +330,14 @@ def _store_issues(source: Source, records: list[IssueRecord]) -> tuple[int, int,
 
 
 def issue_row(host, owner, repo, record: IssueRecord, now, *, source=None) -> dict:
+    """The Issue columns for a record. The forge's `html_url` is kept only if it is an http(s)
+    URL; anything else (`javascript:…`) gives way to the canonical URL built from the ref."""
     return {
         "host": host,
         "owner": owner,
         "repo": repo,
         "number": record.number,
-        "url": record.url,
+        "url": issue_web_url(record.url, IssueRef(host, owner, repo, record.number)),
         "title": record.title[:1000],
         "body": record.body,
         "author": record.author[:100],

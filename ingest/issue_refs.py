@@ -14,10 +14,67 @@ _PATH = re.compile(
 )
 GITHUB_NUMBER = re.compile(r"^[1-9][0-9]*$")
 GITEE_NUMBER = re.compile(r"^[A-Z0-9]+$")
+# Issue's owner, repo and number columns: a longer part would fail the whole import (issue 12).
+COLUMN_CHARS = {"owner": 100, "repository": 100, "number": 20}
+
+# What each forge allows as account and repository names (matched whole, with fullmatch). They
+# become path segments of API requests, so `..` or `/` must never get through.
+GITHUB_OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
+GITHUB_REPO = re.compile(r"[A-Za-z0-9._-]{1,100}")
+GITEE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,190}")
+_NAME_RULES = {
+    "github": (
+        (GITHUB_OWNER, "1 to 39 letters, digits or hyphens, starting with a letter or digit"),
+        (GITHUB_REPO, "1 to 100 letters, digits, '.', '_' or '-', and not '.' or '..'"),
+    ),
+    "gitee": (
+        (GITEE_NAME, "letters, digits, '_', '.' or '-', starting with a letter or digit"),
+        (GITEE_NAME, "letters, digits, '_', '.' or '-', starting with a letter or digit"),
+    ),
+}
+_HOST_NAMES = {"github": "GitHub", "gitee": "Gitee"}
+_WEB_URL = re.compile(r"https?://[^\s\x00-\x1f\x7f/?#@\\]+(?:[/?#][^\s\x00-\x1f\x7f\\]*)?", re.I)
+WEB_URL_MAX = 300  # Issue.url's column
 
 
 class BadIssueUrl(ValueError):
     """Why a string is not an issue URL we can take; the message is shown to the user as is."""
+
+
+class BadRepositoryName(ValueError):
+    """An owner or repository name the forge would not allow; `field` is 'owner' or 'repo'."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def repository_name_check(host: str, owner: str, repo: str) -> None:
+    """Raise BadRepositoryName unless `owner` and `repo` are names `host` allows (so they are safe
+    as path segments: never '.', '..', empty, or holding '/')."""
+    rules = _NAME_RULES.get(host)
+    if rules is None:
+        raise BadRepositoryName("host", f"unknown host {host!r}; Concord takes github and gitee")
+    (owner_rule, owner_says), (repo_rule, repo_says) = rules
+    forge = _HOST_NAMES[host]
+    if not isinstance(owner, str) or not owner_rule.fullmatch(owner) or owner in (".", ".."):
+        raise BadRepositoryName(
+            "owner", f"{owner!r} is not an account name {forge} allows: {owner_says}."
+        )
+    if not isinstance(repo, str) or not repo_rule.fullmatch(repo) or repo in (".", ".."):
+        raise BadRepositoryName(
+            "repo", f"{repo!r} is not a repository name {forge} allows: {repo_says}."
+        )
+
+
+def web_url(value: object) -> str:
+    """`value` if it is an absolute http(s) URL with a host (and nothing a browser would read
+    differently: no whitespace, control characters or backslashes), else ''. Anything else from a
+    forge, such as `javascript:` or `data:`, must never become a link."""
+    if isinstance(value, str) and _WEB_URL.fullmatch(value):
+        return value
+    return ""
 
 
 @dataclass(frozen=True, order=True)
@@ -36,6 +93,13 @@ class IssueRef:
         return f"https://{HOST_DOMAINS[self.host]}/{self.owner}/{self.repo}/issues/{self.number}"
 
 
+def issue_web_url(given: object, ref: IssueRef) -> str:
+    """The URL to store for an issue: the forge's own if it is a web URL that fits the column,
+    else the canonical one built from the ref (the forge's word is not trusted to be a link)."""
+    url = web_url(given)
+    return url if url and len(url) <= WEB_URL_MAX else ref.url
+
+
 def parse_issue_url(text: str) -> IssueRef:
     url = text.strip()
     parts = urlsplit(url)
@@ -49,10 +113,21 @@ def parse_issue_url(text: str) -> IssueRef:
         raise BadIssueUrl(f"{url!r} is not an issue URL (expected /owner/repo/issues/NUMBER)")
     if match["kind"] != "issues":
         raise BadIssueUrl(f"{url!r} is a pull request, not an issue")
+    try:
+        repository_name_check(host, match["owner"], match["repo"])
+    except BadRepositoryName as exc:
+        raise BadIssueUrl(f"{url!r}: {exc.message}") from exc
     number = match["number"]
     if host == "github" and not GITHUB_NUMBER.match(number):
         raise BadIssueUrl(f"GitHub issue numbers are positive integers, not {number!r}")
     if host == "gitee" and not GITEE_NUMBER.match(number):
         hint = " (Gitee ids are upper case)" if GITEE_NUMBER.match(number.upper()) else ""
         raise BadIssueUrl(f"{number!r} is not a Gitee issue id{hint}")
+    parts_given = (("owner", match["owner"]), ("repository", match["repo"]), ("number", number))
+    for part, value in parts_given:
+        if len(value) > COLUMN_CHARS[part]:
+            raise BadIssueUrl(
+                f"the {part} {value[:20]!r}… has {len(value)} characters; Concord keeps at most "
+                f"{COLUMN_CHARS[part]}"
+            )
     return IssueRef(host, match["owner"], match["repo"], number)

@@ -3,10 +3,11 @@ comment id; a Source is one tracker and date window, harvested by HarvestRuns.""
 
 from datetime import UTC, datetime, time
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
-from ingest.issue_refs import IssueRef
+from ingest.issue_refs import BadRepositoryName, IssueRef, repository_name_check
 
 
 class Host(models.TextChoices):
@@ -152,6 +153,16 @@ class Source(models.Model):
     def __str__(self) -> str:
         window = f"{self.created_from}..{self.created_until}"
         return f"{self.get_host_display()} {self.owner}/{self.repo} {window}"
+
+    def clean(self) -> None:
+        """The names become API request paths: only what the host allows (never '..')."""
+        super().clean()
+        if self.host not in Host.values:
+            return  # the choices check says so
+        try:
+            repository_name_check(self.host, self.owner, self.repo)
+        except BadRepositoryName as exc:
+            raise ValidationError({exc.field: exc.message}) from exc
 
     @property
     def repository(self) -> str:

@@ -69,8 +69,12 @@ def insert_rows(
     now = timezone.now()
     defaults: list[tuple[models.Field, Any]] = []
     for field in model._meta.concrete_fields:
-        if field.primary_key or field.attname in fields:
-            continue
+        if (
+            field.primary_key
+            or field.attname in fields
+            or field.db_default is not models.NOT_PROVIDED
+        ):
+            continue  # a database default is left to the database: one value per row
         auto_now = getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
         value = now if auto_now else field.get_default()  # what Model() and pre_save would set
         defaults.append((field, field.get_db_prep_save(value, connection)))

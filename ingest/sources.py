@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import cast
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 
 from concord.errors import ConcordError
+from ingest.issue_refs import BadRepositoryName, repository_name_check
 from ingest.models import KeywordSet, Source
 
 REPOSITORY = re.compile(r"^(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)$")
@@ -24,6 +26,21 @@ def repository_parse(text: str) -> tuple[str, str]:
     return match["owner"], match["repo"]
 
 
+def repository_check(host: str, owner: str, repo: str) -> None:
+    """ConcordError unless `host` allows these names and they fit the columns; shared by the page
+    form, the API and source_create (the admin checks the same rules in Source.clean)."""
+    try:
+        repository_name_check(host, owner, repo)
+    except BadRepositoryName as exc:
+        raise ConcordError(exc.message) from exc
+    for field, value in (("owner", owner), ("repo", repo)):
+        limit = cast(models.CharField, Source._meta.get_field(field)).max_length or 0
+        if len(value) > limit:
+            raise ConcordError(
+                f"{value[:20]!r}… is too long: Concord keeps up to {limit} characters."
+            )
+
+
 def source_create(
     *,
     host: str,
@@ -35,7 +52,9 @@ def source_create(
     keyword_set: KeywordSet | None = None,
 ) -> Source:
     """A new source; the same tracker and window twice, or a window ending before it starts, is
-    refused with a message (both are also database constraints)."""
+    refused with a message (both are also database constraints), and so are names the host would
+    not allow."""
+    repository_check(host, owner, repo)
     if created_from > created_until:
         raise ConcordError(
             f"The window starts on {created_from} but ends earlier, on {created_until}."

@@ -17,8 +17,9 @@ from itertools import compress
 from operator import itemgetter
 
 import numpy as np
-from statsmodels.stats.inter_rater import cohens_kappa as _statsmodels_cohens_kappa
-from statsmodels.stats.inter_rater import fleiss_kappa as _statsmodels_fleiss_kappa
+
+# statsmodels is imported where a kappa is computed, not at the top: it brings scipy and pandas,
+# about 100 MB in every web and worker process, most of which never compute a kappa.
 
 Z_95 = 1.959963984540054
 
@@ -193,7 +194,9 @@ def fleiss_kappa(matrix: RatingMatrix) -> FleissResult:
     p = counts.sum(axis=0) / (n_items * m)  # share of all ratings in each category
     observed = float(((counts * (counts - 1)).sum(axis=1) / (m * (m - 1))).mean())
     expected = float((p**2).sum())
-    kappa = float(_statsmodels_fleiss_kappa(counts, method="fleiss"))
+    from statsmodels.stats.inter_rater import fleiss_kappa  # lazily: see the imports above
+
+    kappa = float(fleiss_kappa(counts, method="fleiss"))
 
     pq = p * (1 - p)
     sum_pq = float(pq.sum())
@@ -283,4 +286,6 @@ def cohens_kappa(a: Sequence[Hashable] | np.ndarray, b: Sequence[Hashable] | np.
         raise NoVariation(str(categories[0]))
     index = index.reshape(-1)
     table = np.bincount(index[: len(a)] * k + index[len(a) :], minlength=k * k).reshape(k, k)
-    return float(_statsmodels_cohens_kappa(table, return_results=False))
+    from statsmodels.stats.inter_rater import cohens_kappa  # lazily: see the imports above
+
+    return float(cohens_kappa(table, return_results=False))

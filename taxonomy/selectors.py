@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
@@ -89,35 +90,42 @@ class PickerNode:
     below_names: list[str] = field(default_factory=list)
 
 
-def label_picker(taxonomy: Taxonomy, depth: str) -> list[PickerNode]:
+def label_picker(taxonomy: Taxonomy, depth: str, *, exclude: frozenset[int]) -> list[PickerNode]:
     """label_picker_build, cached until the taxonomy's nodes or examples change (a node added,
     retired or restored, an example added): the tree is the same for every page of a project.
-    `depth` is the Level labels are given at (a project's label_depth)."""
+    `depth` is the Level labels are given at (a project's label_depth); `exclude` the ids of
+    nodes the caller's project may not use (the taxonomy app knows no projects), part of the
+    cache key."""
     nodes = taxonomy.nodes.aggregate(n=Count("pk"), retired=Count("retired_at"), last=Max("pk"))
     examples = Example.objects.filter(node__taxonomy_id=taxonomy.pk).aggregate(
         n=Count("pk"), last=Max("pk")
     )
-    key = "label-picker:{}:{}:{}:{}:{}:{}:{}".format(
+    excluded = ",".join(str(pk) for pk in sorted(exclude))
+    digest = hashlib.sha256(excluded.encode()).hexdigest()[:16] if excluded else "-"
+    key = "label-picker:{}:{}:{}:{}:{}:{}:{}:{}".format(
         taxonomy.pk, depth, nodes["n"], nodes["retired"], nodes["last"],
-        examples["n"], examples["last"],
+        examples["n"], examples["last"], digest,
     )  # fmt: skip
     picker = cache.get(key)
     if picker is None:
-        picker = label_picker_build(taxonomy, depth)
+        picker = label_picker_build(taxonomy, depth, exclude=exclude)
         cache.set(key, picker, PICKER_CACHE_SECONDS)
     return picker
 
 
-def label_picker_build(taxonomy: Taxonomy, depth: str) -> list[PickerNode]:
-    """The current (not retired) tree down to `depth` (a Level), numbered among siblings, with
-    the study's examples and the summary hint of each type. Categories below the depth are kept
-    as `below` of their ancestor at the depth (names and examples), so that searching for a
-    sub-theme's words finds its theme. Two queries."""
+def label_picker_build(
+    taxonomy: Taxonomy, depth: str, *, exclude: frozenset[int]
+) -> list[PickerNode]:
+    """The current (not retired, not in `exclude`) tree down to `depth` (a Level), numbered among
+    siblings, with the study's examples and the summary hint of each type. Categories below the
+    depth are kept as `below` of their ancestor at the depth (names and examples), so that
+    searching for a sub-theme's words finds its theme; nodes under a retired or excluded one are
+    left out. Two queries."""
     limit = Level.depth_of(depth)
     nodes = sorted(
-        taxonomy.nodes.filter(retired_at__isnull=True).prefetch_related(
-            Prefetch("examples", queryset=Example.objects.order_by("position"))
-        ),
+        taxonomy.nodes.filter(retired_at__isnull=True)
+        .exclude(pk__in=exclude)
+        .prefetch_related(Prefetch("examples", queryset=Example.objects.order_by("position"))),
         key=lambda n: (Level.depth_of(n.level), n.position, n.pk),
     )
     kinds: dict[str, str] = {}  # a type's code -> the kind of its sub-themes' examples
@@ -126,7 +134,7 @@ def label_picker_build(taxonomy: Taxonomy, depth: str) -> list[PickerNode]:
     for n in nodes:
         examples = list(n.examples.all())
         parent = wrapped.get(n.parent_id) if n.parent_id else None
-        if n.parent_id and parent is None:  # under a retired node
+        if n.parent_id and parent is None:  # under a retired or excluded node
             continue
         if n.depth > limit and parent is not None:  # a root is never below the depth
             wrapped[n.pk] = parent  # stand in for the ancestor at the depth

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from concord.errors import ConcordError
+from concord.input_checks import ascii_digits
 from taxonomy.models import Level, Node, Taxonomy
 
 CHILD_LEVEL: dict[str | None, str] = {
@@ -75,7 +76,7 @@ def _ordinal(level: str, last_part: str) -> int | None:
     if level == Level.TYPE:
         return letters_to_int(last_part)
     if level == Level.THEME:
-        return int(last_part) if last_part.isdigit() else None
+        return int(last_part) if ascii_digits(last_part) else None
     return roman_to_int(last_part)
 
 

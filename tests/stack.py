@@ -214,11 +214,17 @@ class Gunicorn:
 
 
 @contextmanager
-def gunicorn_server(workers: int, threads: int, env: dict | None = None) -> Iterator[Gunicorn]:
-    """gunicorn on a free port with production settings (DEBUG off) unless `env` says otherwise."""
+def gunicorn_server(
+    workers: int | None, threads: int | None, env: dict | None = None
+) -> Iterator[Gunicorn]:
+    """gunicorn on a free port with production settings (DEBUG off) unless `env` says otherwise,
+    configured as the README runs it (concord.gunicorn_config) but for the `workers` and
+    `threads` given."""
     port = free_port()
-    command = [sys.executable, "-m", "gunicorn", "concord.wsgi", "--bind", f"127.0.0.1:{port}"]
-    command += ["--workers", str(workers), "--worker-class", "gthread", "--threads", str(threads)]
+    command = [sys.executable, "-m", "gunicorn", "-c", "python:concord.gunicorn_config"]
+    command += ["concord.wsgi", "--bind", f"127.0.0.1:{port}"]
+    command += ["--workers", str(workers)] if workers else []
+    command += ["--threads", str(threads)] if threads else []
     command += ["--log-level", "warning", "--graceful-timeout", "5"]
     process = subprocess.Popen(command, cwd=ROOT, env=env or production_env())
     try:

@@ -8,12 +8,15 @@ A new URL is covered as soon as it has its rule in tests/test_role_matrix.py.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.labeling.assignment import next_item
 from annotation.models import Stage
+from annotation.review.proposals import proposal_create
 from tests.annotation.labeling_helpers import items, label, node
 from tests.factories import MembershipFactory, UserFactory
 from tests.test_role_matrix import ALLOWED, RULES, finished_export, open_proposal
@@ -30,17 +33,9 @@ VOLUNTEER_URLS = sorted(
 VOLUNTEER_URLS = [name for name in VOLUNTEER_URLS if name not in NOT_WALKED]
 
 
-@pytest.fixture
-def world(personas, project, settings, tmp_path):
-    """An item with another volunteer's label (k = 3, so far from cross-check) that the
-    volunteer now holds; every other object a URL may need."""
-    other = UserFactory(username=OTHER)
-    MembershipFactory(project=project, user=other)
-    (item,) = items(project, 1)
-    label(item, other, "C.2", summary=SECRET)
-    me = personas["volunteer_a"]
-    assert next_item(project=project, volunteer=me).pk == item.pk  # now mine to label
-    objects = {
+def url_objects(project, personas, settings, tmp_path, item) -> dict[str, dict]:
+    """Every object a URL of the role matrix may need, around `item`."""
+    return {
         "project": {"slug": project.slug},
         "taxonomy": {"pk": project.taxonomy_id},
         "node": {"pk": node(project, "C.2").pk},
@@ -51,7 +46,19 @@ def world(personas, project, settings, tmp_path):
         "report_chart": {"slug": project.slug, "name": "confusion"},
         "": {},
     }
-    return me, item, objects
+
+
+@pytest.fixture
+def world(personas, project, settings, tmp_path):
+    """An item with another volunteer's label (k = 3, so far from cross-check) that the
+    volunteer now holds; every other object a URL may need."""
+    other = UserFactory(username=OTHER)
+    MembershipFactory(project=project, user=other)
+    (item,) = items(project, 1)
+    label(item, other, "C.2", summary=SECRET)
+    me = personas["volunteer_a"]
+    assert next_item(project=project, volunteer=me).pk == item.pk  # now mine to label
+    return me, item, url_objects(project, personas, settings, tmp_path, item)
 
 
 def answers(client, objects) -> dict[str, str]:
@@ -116,3 +123,113 @@ def test_the_check_sees_a_revealed_label(client, world, personas, project):
     assert item.stage == Stage.DISPUTED
     client.force_login(me)
     assert leaks(answers(client, objects)) != []
+
+
+# ---------------------------------------------------------------- derived signals
+
+VOLATILE = [
+    (re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"'), 'name="csrfmiddlewaretoken"'),
+    (re.compile(r'nonce="[^"]*"'), "nonce"),
+    (re.compile(r'"csrfToken":\s*"[^"]*"'), '"csrfToken"'),
+]
+
+
+def normalised(seen: dict[str, str]) -> dict[str, str]:
+    """The answers without what changes on every request (CSRF tokens, CSP nonces)."""
+    out = {}
+    for where, body in seen.items():
+        for pattern, replacement in VOLATILE:
+            body = pattern.sub(replacement, body)
+        out[where] = body
+    return out
+
+
+def looks(client, objects) -> dict[str, str]:
+    """Every volunteer-reachable URL's GET answer (GET only: the walk must not change state)."""
+    seen = {}
+    for name in VOLUNTEER_URLS:
+        url = reverse(name, kwargs=objects[RULES[name].kwargs])
+        response = client.get(url)
+        body = b"".join(response) if response.streaming else response.content
+        seen[f"GET {url} ({response.status_code})"] = body.decode(errors="replace")
+    return normalised(seen)
+
+
+def test_nothing_a_volunteer_reaches_depends_on_others_work_before_all_k_labels(
+    client, personas, project, settings, tmp_path
+):
+    """Not only labels and names: the stage, counts and order are derived from the others' work
+    too. Every page and API answer a volunteer can reach is the same, byte for byte, before and
+    after other volunteers label the item the volunteer holds and the rest of the queue."""
+    me = personas["volunteer_a"]
+    others = [UserFactory(username=f"{OTHER}{n}") for n in range(2)]
+    for other in others:
+        MembershipFactory(project=project, user=other)
+    waiting = items(project, 4)
+    held = next_item(project=project, volunteer=me)
+    objects = url_objects(project, personas, settings, tmp_path, held)
+    client.force_login(me)
+    before = looks(client, objects)
+
+    label(held, others[0], "C.2", summary=SECRET)  # k = 3: still one short after mine
+    for item in waiting:
+        if item != held:
+            label(item, others[0], "A.1", summary=SECRET)
+            label(item, others[1], "A.1", summary=SECRET)
+    after = looks(client, objects)
+
+    changed = [where for where in before if before[where] != after.get(where)]
+    assert changed == [], changed
+    assert before.keys() == after.keys()
+
+
+def test_the_differential_walk_sees_a_revealed_item(client, personas, project, settings, tmp_path):
+    """Control: once the held item has all k labels and is revealed, the same walk does see the
+    difference, so the test above looks where a leak would show."""
+    me = personas["volunteer_a"]
+    items(project, 1)
+    held = next_item(project=project, volunteer=me)
+    objects = url_objects(project, personas, settings, tmp_path, held)
+    label(held, me, "C.1", summary="mine")
+    client.force_login(me)
+    before = looks(client, objects)
+    for n in range(2):
+        other = UserFactory(username=f"{OTHER}{n}")
+        MembershipFactory(project=project, user=other)
+        label(held, other, "C.2", summary=SECRET)
+    after = looks(client, objects)
+    assert [where for where in before if before[where] != after.get(where)] != []
+
+
+def test_anothers_proposal_shows_no_item_or_reason_before_i_may_see_the_item(
+    client, personas, project
+):
+    """A proposal says how its proposer saw an item: a volunteer who has not labeled the item
+    (and it is not revealed) sees the proposed category, to vote on it, but not which item it
+    came from nor the proposer's reason; the lead sees both."""
+    me = personas["volunteer_a"]
+    (held,) = items(project, 1)
+    other = UserFactory(username=OTHER)
+    MembershipFactory(project=project, user=other)
+    proposal = proposal_create(
+        project=project,
+        proposer=other,
+        parent=node(project, "C"),
+        name="A category only the other saw",
+        reason=SECRET,
+        item=held,
+    )
+    pages = [f"/projects/{project.slug}/proposals/", f"/api/projects/{project.slug}/proposals/"]
+    client.force_login(me)
+    for url in pages:
+        body = client.get(url).content.decode()
+        assert "A category only the other saw" in body
+        assert SECRET not in body
+        assert held.issue.url not in body
+        assert f"items/{held.pk}/" not in body
+    api = client.get(pages[1]).json()
+    assert [(p["id"], p["items"], p["reason"]) for p in api] == [(proposal.pk, [], "")]
+    label(held, me, "C.1")  # once I labeled it myself, I may see what others said of it
+    assert client.get(pages[1]).json()[0]["items"] == [held.pk]
+    client.force_login(personas["lead"])
+    assert SECRET in client.get(pages[0]).content.decode()

@@ -200,6 +200,12 @@ def open_proposal(project, personas) -> int:
 
 @pytest.fixture
 def world(personas, project, settings, tmp_path):
+    return role_world(personas, project, settings, tmp_path)
+
+
+def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
+    """(objects, people): the kwargs filling each Rule's URL, and each of PEOPLE signed in (None
+    for anonymous). Shared with the hostile-input tests and the form fuzzer."""
     from tests.factories import UserFactory
 
     source = Source.objects.create(

@@ -100,7 +100,8 @@ def test_compose_describes_the_production_shape():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
     assert set(services) == {"web", "worker", "beat", "postgres", "redis"}
-    assert "gunicorn concord.wsgi:application" in services["web"]["command"]
+    web = services["web"]["command"]
+    assert "gunicorn -c python:concord.gunicorn_config concord.wsgi:application" in web
     assert services["worker"]["command"].startswith("celery -A concord worker")
     assert services["beat"]["command"].startswith("celery -A concord beat")
     for name in ("web", "worker", "postgres", "redis"):

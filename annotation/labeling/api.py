@@ -9,8 +9,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.access import access_project, project_item
+from annotation.access import access_project, project_item, user_role
 from annotation.api_input import validated
+from annotation.blindness import stage_seen
 from annotation.labeling.assignment import Claim, item_skip, next_item_claim
 from annotation.labeling.selectors import item_view, my_annotations
 from annotation.labeling.serializers import AnnotationIn, AnnotationOut, ItemOut, SkipIn, SkipOut
@@ -31,6 +32,7 @@ def item_payload(*, item: Item, project: Project, viewer, reserved_until=None) -
     view = item_view(item=item, project=project, viewer=viewer)
     return {
         "item": item,
+        "stage": stage_seen(item, project, user_role(viewer, project)),
         "title_html": view.title_html,
         "body_html": view.body_html,
         "keywords": view.keywords,

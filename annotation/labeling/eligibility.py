@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import cached_property
 
 from django.db import connection, models, transaction
 from django.db.models import (
@@ -94,11 +95,28 @@ class LabelingRefused(Conflict):
 
 @dataclass(frozen=True)
 class Condition:
-    """Items that meet it: `q`, or every item (True) or none (False) when it depends on the
-    volunteer and project alone."""
+    """Items that meet it: `rule()`, a Q on items, or every item (True) or none (False) when it
+    depends on the volunteer and project alone.
+
+    The Q is built only when asked for (`q`): it holds subqueries whose construction costs more
+    than running the compiled statement, and the claim and every submit bind their values into
+    a statement compiled once (cached_statement), needing only to know which conditions apply."""
 
     refusal: Refusal
-    q: Q | bool
+    rule: bool | Callable[[], Q]
+
+    @property
+    def per_item(self) -> bool:
+        return callable(self.rule)
+
+    @property
+    def blocked(self) -> bool:
+        """False for every item: nothing to label for this volunteer, whatever the item."""
+        return self.rule is False
+
+    @cached_property
+    def q(self) -> Q | bool:
+        return self.rule() if callable(self.rule) else self.rule
 
 
 def is_editable(item: Item) -> bool:
@@ -158,22 +176,22 @@ def conditions_for(
     mine = Q(item=OuterRef("pk"), volunteer_id=who.volunteer_id)
     conditions = []
     if who.pilot != "off":
-        pilot = Q(in_pilot=True) if who.pilot == "lead" else False
+        pilot: bool | Callable[[], Q] = (lambda: Q(in_pilot=True)) if who.pilot == "lead" else False
         conditions.append(Condition(Refusal.PILOT_RUNNING, pilot))
     if who.under_quota is not None:
         conditions.append(Condition(Refusal.QUOTA_REACHED, who.under_quota))
     conditions += [
-        Condition(Refusal.FULL, Q(label_count__lt=who.k)),
-        Condition(Refusal.CLOSED, Q(stage__in=LABELABLE_STAGES)),
-        Condition(Refusal.LABELED, ~Q(Exists(Annotation.objects.filter(mine)))),
-        Condition(Refusal.SKIPPED, ~Q(Exists(Skip.objects.filter(mine)))),
+        Condition(Refusal.FULL, lambda: Q(label_count__lt=who.k)),
+        Condition(Refusal.CLOSED, lambda: Q(stage__in=LABELABLE_STAGES)),
+        Condition(Refusal.LABELED, lambda: ~Q(Exists(Annotation.objects.filter(mine)))),
+        Condition(Refusal.SKIPPED, lambda: ~Q(Exists(Skip.objects.filter(mine)))),
     ]
     if handed and who.reserving:
         conditions.append(
-            Condition(Refusal.NOT_HANDED, Q(Exists(Reservation.objects.filter(mine))))
+            Condition(Refusal.NOT_HANDED, lambda: Q(Exists(Reservation.objects.filter(mine))))
         )
     if room:
-        conditions.append(Condition(Refusal.NO_ROOM, _room(who, now)))
+        conditions.append(Condition(Refusal.NO_ROOM, lambda: _room(who, now)))
     return conditions
 
 
@@ -191,10 +209,10 @@ def _room(who: Who, now: datetime) -> Q:
 
 def items_meeting(conditions: list[Condition], project_id: int) -> QuerySet[Item]:
     """The project's items that meet every condition."""
-    if any(c.q is False for c in conditions):
+    if any(c.blocked for c in conditions):
         return Item.objects.none()
     return Item.objects.filter(project_id=project_id).filter(
-        *(c.q for c in conditions if isinstance(c.q, Q))
+        *(c.q for c in conditions if c.per_item)
     )
 
 
@@ -213,10 +231,10 @@ def item_refusal(
         return [c for c in kept if only is None or c.refusal in only]
 
     checks = conditions(who, now)
-    blocked = next((c.refusal for c in checks if c.q is False), None)
+    blocked = next((c.refusal for c in checks if c.blocked), None)
     if blocked is not None:
         return blocked
-    refusals = [c.refusal for c in checks if isinstance(c.q, Q)]
+    refusals = [c.refusal for c in checks if c.per_item]
     sql, params = cached_statement(
         ("check", handed, only),
         lambda who, now, item_id, lost: _flags(conditions(who, now), item_id),
@@ -234,7 +252,7 @@ def item_refusal(
 
 def _flags(conditions: list[Condition], item_id: int) -> QuerySet:
     """One boolean per condition for the item (those that hold for every item are left out)."""
-    checks = [c.q for c in conditions if isinstance(c.q, Q)]
+    checks = [c.rule() for c in conditions if callable(c.rule)]
     names = [f"c{n}" for n in range(len(checks))]
     return (
         Item.objects.filter(pk=item_id)
@@ -263,9 +281,10 @@ def claim_statement(who: Who, now: datetime, lost: list[int]) -> tuple[str, list
 
 def labeling_queue(conditions: list[Condition], project_id: int) -> QuerySet[Item]:
     """The items meeting the rule's `conditions`, in the order they are handed out: fewest
-    labels first. The partial index item_labelable gives that order, so the claim reads the
-    first rows of the index instead of sorting."""
-    return items_meeting(conditions, project_id).order_by("label_count", "pk")
+    labels first, then in the item's random `shuffle` order (by id, a volunteer skipping through
+    the queue could read every item's count). The partial index item_labelable gives that order,
+    so the claim reads the first rows of the index instead of sorting."""
+    return items_meeting(conditions, project_id).order_by("label_count", "shuffle", "pk")
 
 
 # Django takes ~4 ms to compile the claim's query and ~2 ms the submit's check; PostgreSQL runs

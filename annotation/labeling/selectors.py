@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
+from annotation.blindness import is_revealed
 from annotation.highlight import highlight_keywords, highlight_text
 from annotation.labeling.assignment import live_reservations
 from annotation.labeling.eligibility import labelable_for
@@ -27,10 +28,6 @@ from annotation.models import (
 )
 from annotation.rendering import markdown_to_html
 from ingest.models import KeywordMatch
-
-
-def is_revealed(item: Item, project: Project) -> bool:
-    return project.reveal_after_cross_check and item.stage in REVEALED_STAGES
 
 
 def revealed_labels(*, item: Item, project: Project, viewer) -> list[Annotation]:

@@ -42,7 +42,10 @@ class OtherLabelOut(serializers.Serializer):
 
 class ItemOut(serializers.Serializer):
     id = serializers.IntegerField(source="item.pk")
-    stage = serializers.CharField(source="item.stage")
+    stage = serializers.CharField(
+        help_text="The item's stage once it is revealed (all k labels given); 'blind' before, "
+        "so that nothing here depends on other volunteers' work."
+    )
     issue = IssueOut(source="item.issue")
     title_html = serializers.CharField(help_text="Escaped title, keywords marked.")
     body_html = serializers.CharField(help_text="Sanitized HTML of the body, keywords marked.")
@@ -105,7 +108,10 @@ class ScreeningVoteOut(serializers.Serializer):
     item = serializers.IntegerField(source="item_id")
     relevant = serializers.BooleanField()
     reason = serializers.CharField()
-    stage = serializers.CharField(source="item.stage", help_text="The item's stage after the vote.")
+    stage = serializers.CharField(
+        help_text="The item's stage after the vote for leads and admins; 'blind' for volunteers "
+        "(it would tell them how the others voted)."
+    )
 
 
 class ScreeningDecisionIn(serializers.Serializer):

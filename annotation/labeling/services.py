@@ -3,13 +3,16 @@ annotation.labeling.selectors)."""
 
 from __future__ import annotations
 
-from django.db import transaction
+from datetime import datetime
+
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.audit import audit_record
 from annotation.labeling.eligibility import LabelingRefused, is_editable, labeling_refusal
 from annotation.lifecycle import item_settle
 from annotation.models import Action, Annotation, Item, PilotStatus, Project, Reservation, Stage
+from annotation.project_nodes import node_is_foreign, with_foreign_flag
 from concord.errors import ConcordError, Conflict
 from taxonomy.models import Level, Node
 
@@ -21,7 +24,8 @@ def label_node(*, project: Project, code: str) -> Node:
     code = (code or "").strip()
     if not code:
         raise ConcordError("Choose a category.")
-    node = Node.objects.filter(taxonomy_id=project.taxonomy_id, code=code).first()
+    nodes = Node.objects.filter(taxonomy_id=project.taxonomy_id, code=code)
+    node = with_foreign_flag(nodes, project).first()  # node_check then needs no query
     if node is None:
         raise ConcordError(f"{code} is not a category of the taxonomy {project.taxonomy}.")
     node_check(project=project, node=node)
@@ -29,9 +33,15 @@ def label_node(*, project: Project, code: str) -> Node:
 
 
 def node_check(*, project: Project, node: Node) -> None:
-    """A label is a node of the project's taxonomy, at exactly the project's depth, not retired."""
+    """A label is a node the project may use (annotation.project_nodes: of its taxonomy, not
+    added by another project), at exactly the project's depth, not retired."""
     if node.taxonomy_id != project.taxonomy_id:
         raise ConcordError(f"{node.code} belongs to another taxonomy than {project.taxonomy}.")
+    if node_is_foreign(project, node):
+        raise ConcordError(
+            f"{node.code} is not a category of {project}: another project added it to the "
+            f"shared taxonomy {project.taxonomy}."
+        )
     if node.level != project.label_depth:
         raise ConcordError(
             f"{node.code} is a {Level(node.level).label.lower()}; this project labels at "
@@ -70,11 +80,18 @@ def annotation_submit(
     if len(summary) > SUMMARY_MAX:
         raise ConcordError(f"The summary is {len(summary)} characters; keep it to {SUMMARY_MAX}.")
     with transaction.atomic():
-        item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
+        # Lock the item row only (`of`): locking the joined project row too would make every
+        # submit in the project wait for the one before it to commit.
+        item = (
+            Item.objects.select_for_update(of=("self",))
+            .select_related("project", "issue")
+            .get(pk=item.pk)
+        )
         project = item.project
         node_check(project=project, node=node)
         mine = Annotation.objects.filter(item=item, volunteer=volunteer).first()
         if mine is not None:
+            mine.item = item
             if mine.node_id == node.pk and mine.summary == summary:
                 return mine, False
             return _annotation_edit(item=item, annotation=mine, node=node, summary=summary,
@@ -89,11 +106,8 @@ def _annotation_create(*, item: Item, volunteer, node: Node, summary: str) -> An
     refusal = labeling_refusal(item=item, volunteer=volunteer, now=now)
     if refusal is not None:
         raise LabelingRefused(refusal, project)
-    reservation = Reservation.objects.filter(item=item, volunteer=volunteer).first()
-    seconds = None
-    if reservation is not None:
-        seconds = max(0, int((now - reservation.created_at).total_seconds()))
-        reservation.delete()
+    held_since = reservation_end(item=item, volunteer=volunteer)
+    seconds = None if held_since is None else max(0, int((now - held_since).total_seconds()))
     annotation = Annotation.objects.create(
         item=item,
         volunteer=volunteer,
@@ -104,14 +118,32 @@ def _annotation_create(*, item: Item, volunteer, node: Node, summary: str) -> An
         is_pilot=project.pilot_status == PilotStatus.RUNNING,
     )
     item.label_count += 1
-    item.save(update_fields=["label_count"])
     item_settle(
         item=item,
         action=Action.LABEL,
         actor=volunteer,
         details={"node": node.code, "summary": summary},
+        save=("label_count",),
     )
     return annotation
+
+
+def reservation_end(*, item: Item, volunteer) -> datetime | None:
+    """Delete `volunteer`'s reservation on `item` (their label fills the slot it held); when it
+    was made, or None if they held none. One statement."""
+    mine = Reservation.objects.filter(item=item, volunteer=volunteer)
+    if connection.vendor != "postgresql":  # SQLite's RETURNING would give the time as text
+        held = mine.first()
+        mine.delete()
+        return held.created_at if held else None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM annotation_reservation WHERE item_id = %s AND volunteer_id = %s "
+            "RETURNING created_at",
+            [item.pk, volunteer.pk],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def _annotation_edit(

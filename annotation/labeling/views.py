@@ -23,6 +23,7 @@ from annotation.labeling.selectors import (
 )
 from annotation.labeling.services import annotation_submit, label_node
 from annotation.models import Annotation, Item, Project, Stage
+from annotation.project_nodes import foreign_node_ids
 from concord.errors import ConcordError, Conflict
 from taxonomy.selectors import label_picker, picker_levels
 
@@ -58,7 +59,9 @@ def _label_context(request, project: Project, item: Item, **extra) -> dict:
         "project": project,
         "view": view,
         "issue": item.issue,
-        "levels": picker_levels(label_picker(project.taxonomy, project.label_depth)),
+        "levels": picker_levels(
+            label_picker(project.taxonomy, project.label_depth, exclude=foreign_node_ids(project))
+        ),
         "keys": LABEL_KEYS,
         "progress": volunteer_progress(project=project, volunteer=request.user, waiting=False),
         "form": form,

@@ -30,6 +30,7 @@ from annotation.models import (
     Resolution,
     Role,
 )
+from annotation.project_nodes import project_nodes
 from concord.errors import ConcordError, RowError, utf8_text
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
 from ingest.services import insert_rows, issues_ensure
@@ -85,7 +86,7 @@ def study_labels_import(*, project: Project, path: Path) -> ImportReport:
 
 def parse_study_csv(*, project: Project, text: str, name: str) -> tuple[list[StudyRow], list[int]]:
     """Check the whole file; return its rows and the LabelJ numbers, or raise ImportFailed."""
-    codes = dict(project.taxonomy.nodes.filter(retired_at__isnull=True).values_list("code", "pk"))
+    codes = dict(project_nodes(project).values_list("code", "pk"))  # not another project's
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, [])

@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from django.db import transaction
 
 from annotation.models import Item, Project, Stage
+from concord.db import refresh_planner_statistics
 from concord.errors import ConcordError
 from ingest.models import Issue, Source
 
 BATCH = 2000
+ANALYZE_AFTER = 1000  # items added at once, after which the planner's statistics are refreshed
 
 
 def entry_stage(project: Project) -> str:
@@ -41,4 +43,9 @@ def project_items_add(*, project: Project, issue_ids: Sequence[int]) -> int:
         if i not in existing
     ]
     Item.objects.bulk_create(new, batch_size=BATCH, ignore_conflicts=True)
+    if len(new) >= ANALYZE_AFTER:
+        # Volunteers may start the moment the items are in; until autovacuum gets to the table
+        # the planner would plan their claims for the table as it was (tests.bench.capacity,
+        # state "bulk").
+        transaction.on_commit(lambda: refresh_planner_statistics(Item))
     return len(new)

@@ -6,6 +6,7 @@ from django.db.models import Count
 from django.shortcuts import redirect, render
 
 from annotation.access import access_project, projects_of, user_role
+from annotation.blindness import stage_counts_seen
 from annotation.models import Role
 from annotation.projects.forms import CANDIDATES, ItemsFromSourceForm
 from annotation.projects.services import project_items_from_source
@@ -22,7 +23,8 @@ def home(request):
 def project_detail(request, slug: str):
     project = access_project(request.user, slug)
     role = user_role(request.user, project)
-    stages = dict(project.items.values_list("stage").annotate(n=Count("pk")).order_by())
+    counts = dict(project.items.values_list("stage").annotate(n=Count("pk")).order_by())
+    stages = stage_counts_seen(counts, project, role)
     context = {"project": project, "role": role, "stages": stages, "total": sum(stages.values())}
     return render(request, "annotation/project_detail.html", context)
 

@@ -14,6 +14,7 @@ left out and why, and gives Krippendorff's alpha on every item with two ratings 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
@@ -118,8 +119,8 @@ def agreement_cell(group: str, level: str, matrix: agreement.RatingMatrix, *, k:
     rated = per_item > 0
     n_items = int(rated.sum())
     if n_items == 0:
-        problem = f"No labels reach {level_label(level)} level; try a coarser level."
-        return Cell(group, level, 0, None, None, None, 0, "", problem)
+        no_rating = f"No labels reach {level_label(level)} level; try a coarser level."
+        return Cell(group, level, 0, None, None, None, 0, "", no_rating)
     m = _ratings_for_fleiss(per_item[rated], k)
     full = per_item == m
     fewer = int((rated & (per_item < m)).sum())
@@ -129,7 +130,9 @@ def agreement_cell(group: str, level: str, matrix: agreement.RatingMatrix, *, k:
         why.append(f"{fewer} items have fewer than {m} labels at {level_label(level)} level")
     if more:
         why.append(f"{more} items have more than {m} labels")
-    fleiss = alpha = problem = None
+    fleiss: agreement.FleissResult | None = None
+    alpha: agreement.AlphaResult | None = None
+    problem: str | None = None
     try:
         fleiss = agreement.fleiss_kappa(
             matrix if fewer + more == 0 else matrix_subset(matrix, full)
@@ -158,7 +161,20 @@ def matrix_subset(matrix: agreement.RatingMatrix, mask: np.ndarray) -> agreement
     numpy array (RatingMatrix only ever iterates over them), which at study scale and ~130
     subsets saves a few hundred milliseconds."""
     items = np.asarray(matrix.items, dtype=np.int64)[mask]
-    return agreement.RatingMatrix(items, matrix.categories, matrix.counts[mask])  # type: ignore[arg-type]
+    return agreement.RatingMatrix(items, matrix.categories, matrix.counts[mask])
+
+
+def item_ids(matrix: agreement.RatingMatrix) -> np.ndarray:
+    """The matrix's item ids as the int64 array the reports keep there (see matrix_subset): the
+    array itself, typed as one (RatingMatrix declares a tuple)."""
+    return np.asarray(matrix.items, dtype=np.int64)
+
+
+def rolled_up(lineage: Mapping[int, Sequence[str]], depth: int) -> dict[int, str | None]:
+    """node id -> its code at `depth` (agreement.roll_up; None for nodes coarser than that).
+    roll_up looks codes up, and a code names one node of its taxonomy."""
+    by_code = {path[-1]: path for path in lineage.values()}
+    return {node: agreement.roll_up(path[-1], by_code, depth) for node, path in lineage.items()}
 
 
 def project_agreement(
@@ -178,7 +194,7 @@ def project_agreement(
     lineage = taxonomy_lineage(project.taxonomy)
     # node id -> its code at `level`; labels on coarser nodes are no rating there, so the query
     # leaves them out (the same result as rolling them up to None, without fetching them)
-    rolled = {node: agreement.roll_up(node, lineage, depth) for node in lineage}
+    rolled = rolled_up(lineage, depth)
     # A pilot label is the lead's worked example, one rater on its item: no agreement to measure.
     labels = Annotation.objects.filter(item__project=project, is_pilot=False)
     if None in rolled.values():
@@ -193,7 +209,7 @@ def project_agreement(
     groups = [agreement_cell(ALL_ITEMS, level, matrix, k=k)]
     if by != "none" and len(matrix.items):
         for name, ids in sorted(group_items(project, by, lineage).items()):
-            mask = np.isin(matrix.items, ids)
+            mask = np.isin(item_ids(matrix), ids)
             if mask.any():
                 groups.append(agreement_cell(name, level, matrix_subset(matrix, mask), k=k))
     return AgreementReport(level=level, by=by, groups=groups)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from annotation.reporting.agreement import AgreementReport
@@ -228,7 +229,7 @@ def dot_chart(title: str, rows: list[tuple[str, list]]) -> DotChart:
             y += DOT_ROW
         groups.append(DotGroup(name, label_y, dots))
         y += 8
-    legend = [
+    legend: list[tuple[float, str, str]] = [
         (DOT_LEFT + 90 * i, marker_path(shape, DOT_LEFT + 90 * i, 12), LEVEL_NAMES[level])
         for i, (level, shape) in enumerate(MARKER_SHAPES.items())
     ]
@@ -365,7 +366,7 @@ def heat_grid(
     title: str,
     rows: list[str],
     columns: list[str],
-    values: list[list[int | None]],
+    values: Sequence[Sequence[int | None]],
     *,
     titles: list[list[str]] | None = None,
     hrefs: list[list[str]] | None = None,

@@ -3,6 +3,7 @@ queue a background job and poll it (any size)."""
 
 from __future__ import annotations
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -22,7 +23,7 @@ from rest_framework.views import APIView
 
 from annotation.access import access_project
 from annotation.api_input import validated
-from annotation.models import ExportFormat, ExportJob, Role, Stage
+from annotation.models import ExportFormat, ExportJob, Project, Role, Stage
 from annotation.reporting.export_jobs import export_job_file, export_job_progress, export_job_start
 from annotation.reporting.exports import export_lines, export_options
 from concord.errors import NotFound
@@ -68,8 +69,12 @@ class ExportProgressOut(serializers.Serializer):
 
 
 class ExportJobOut(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
+    requested_by: serializers.SlugRelatedField[AbstractBaseUser] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     format_label = serializers.CharField(source="get_format_display", read_only=True)
     status_label = serializers.CharField(source="get_status_display", read_only=True)
     is_active = serializers.BooleanField(read_only=True)

@@ -3,6 +3,8 @@ download the file. Volunteers and leads get 403, non-members 404 (access_project
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -11,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.access import access_project
 from annotation.models import ExportFormat, ExportJob, Project, Role, Stage
+from annotation.project_nodes import project_nodes
 from annotation.reporting.export_jobs import export_job_file, export_job_progress, export_job_queue
 from annotation.reporting.exports import export_options, study_columns
 from concord.errors import ConcordError
@@ -49,18 +52,22 @@ class ExportForm(forms.Form):
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         depth = Level(project.label_depth).label.lower()
-        self.fields["level"].choices = [("", f"As labelled ({depth})"), *Level.choices]
+        cast(forms.ChoiceField, self.fields["level"]).choices = [
+            ("", f"As labelled ({depth})"),
+            *Level.choices,
+        ]
         repositories = (
             project.items.values_list("issue__owner", "issue__repo")
             .distinct()
             .order_by("issue__owner", "issue__repo")
         )
-        self.fields["repository"].choices = [
+        cast(forms.ChoiceField, self.fields["repository"]).choices = [
             ("", "All repositories"),
             *((f"{o}/{r}", f"{o}/{r}") for o, r in repositories),
         ]
-        types = project.taxonomy.nodes.filter(level=Level.TYPE).order_by("position", "code")
-        self.fields["type"].choices = [
+        types = project_nodes(project, live=False).filter(level=Level.TYPE)
+        types = types.order_by("position", "code")
+        cast(forms.ChoiceField, self.fields["type"]).choices = [
             ("", "Any (or none yet)"),
             *((code, f"{code} {name}") for code, name in types.values_list("code", "name")),
         ]

@@ -44,6 +44,7 @@ from annotation.models import (
     ScreeningVote,
     Stage,
 )
+from annotation.project_nodes import project_nodes
 from concord.errors import ConcordError
 from taxonomy.models import Level
 from taxonomy.selectors import taxonomy_lineage
@@ -127,12 +128,9 @@ def export_options(
     if repository and not REPOSITORY.match(repository):
         raise ConcordError(f"Write the repository as owner/repo, not {repository!r}.")
     type = (type or "").strip()
-    if type and not project.taxonomy.nodes.filter(level=Level.TYPE, code=type).exists():
-        codes = list(
-            project.taxonomy.nodes.filter(level=Level.TYPE)
-            .order_by("position", "code")
-            .values_list("code", flat=True)
-        )
+    types = project_nodes(project, live=False).filter(level=Level.TYPE)  # not another project's
+    if type and not types.filter(code=type).exists():
+        codes = list(types.order_by("position", "code").values_list("code", flat=True))
         raise ConcordError(f"{type!r} is not a type of {project.taxonomy}; use one of {codes}.")
     stage = stage or ""
     if stage and stage not in Stage.values:
@@ -153,7 +151,7 @@ def export_options(
 
 
 def _date(value: date | str | None, name: str) -> date | None:
-    if value in (None, ""):
+    if value is None or value == "":
         return None
     if isinstance(value, date):
         return value
@@ -200,7 +198,7 @@ def export_to_file(
     options: ExportOptions,
     path: Path,
     *,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int], object] | None = None,
     every: int = 5000,
 ) -> int:
     """Write the export to `path` atomically: into a temporary file beside it, renamed over
@@ -494,7 +492,7 @@ def repository_rows(project: Project, options: ExportOptions) -> Iterator[list]:
         counts[tuple(key)].by_year[UNKNOWN_YEAR if year is None else str(year)] += n
         counts[tuple(key)].issues += n
 
-    types = project.taxonomy.nodes.filter(level=Level.TYPE).order_by("position", "code")
+    types = project_nodes(project, live=False).filter(level=Level.TYPE).order_by("position", "code")
     type_names = dict(types.values_list("code", "name"))
     lineage = taxonomy_lineage(project.taxonomy)
     finals = kept.filter(resolution__isnull=False).values_list(*repo, "resolution__node_id")

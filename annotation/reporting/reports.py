@@ -26,6 +26,7 @@ from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, 
 from django.db.models.functions import TruncWeek
 
 from annotation.models import Annotation, Item, Project, Resolution
+from annotation.project_nodes import project_nodes
 from annotation.reporting.agreement import (
     ALL_ITEMS,
     Cell,
@@ -33,9 +34,12 @@ from annotation.reporting.agreement import (
     fetch_rows,
     group_items,
     grouped_arrays,
+    item_ids,
     label_arrays,
     matrix_subset,
+    rolled_up,
 )
+from concord.input_checks import ascii_digits
 from taxonomy import agreement
 from taxonomy.models import Level
 from taxonomy.selectors import taxonomy_lineage
@@ -120,7 +124,7 @@ def _level_matrices(
         codes_at[LEVELS[len(path) - 1]].append(path[-1])
     matrices = {}
     for depth, level in enumerate(LEVELS, start=1):
-        rolled = {node: agreement.roll_up(node, lineage, depth) for node in lineage}
+        rolled = rolled_up(lineage, depth)
         m = agreement.rating_matrix_from_labels(
             labels.items, labels.nodes, rolled, categories=sorted(codes_at[level])
         )
@@ -138,7 +142,7 @@ def _cells_by_group(
         rows.append(
             {
                 lv: agreement_cell(
-                    group, lv, matrix_subset(m, np.isin(m.items, groups[group])), k=k
+                    group, lv, matrix_subset(m, np.isin(item_ids(m), groups[group])), k=k
                 )
                 for lv, m in matrices.items()
             }
@@ -187,7 +191,7 @@ def project_dashboard(project: Project) -> Dashboard:
     for monday, ids in _weeks(labels, k).items():
         week = iso_week(monday)
         cells = {
-            lv: agreement_cell(week, lv, matrix_subset(m, np.isin(m.items, ids)), k=k)
+            lv: agreement_cell(week, lv, matrix_subset(m, np.isin(item_ids(m), ids)), k=k)
             for lv, m in matrices.items()
         }
         by_week.append(WeekCells(week, monday, len(ids), cells))
@@ -243,7 +247,7 @@ def project_confusion(project: Project, *, level: str = Level.THEME) -> Confusio
     items that carry a label in each (item-level co-occurrence among the item's labels)."""
     lineage = taxonomy_lineage(project.taxonomy)
     depth = Level.depth_of(level)
-    rolled = {node: agreement.roll_up(node, lineage, depth) for node in lineage}
+    rolled = rolled_up(lineage, depth)
     labels = Annotation.objects.filter(item__project=project, is_pilot=False)
     items, nodes = label_arrays(labels)
     codes = sorted({code for code in rolled.values() if code}, key=code_order)
@@ -275,7 +279,9 @@ def project_confusion(project: Project, *, level: str = Level.THEME) -> Confusio
 
 def code_order(code: str) -> tuple:
     """Sort key for codes: C.2 before C.10 (numbers as numbers)."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in code.split("."))
+    return tuple(
+        (0, int(part), "") if ascii_digits(part) else (1, 0, part) for part in code.split(".")
+    )
 
 
 class UnknownPair(ValueError):
@@ -358,8 +364,10 @@ def project_distribution(project: Project) -> Distribution:
         if len(path) > 1:
             per_theme[path[1]] += n
         per_repo[f"{owner}/{repo}"][path[0]] += n
-    nodes = project.taxonomy.nodes.filter(level__in=[Level.TYPE, Level.THEME]).order_by(
-        "position", "code"
+    nodes = (  # the project's categories: not another project's
+        project_nodes(project, live=False)
+        .filter(level__in=[Level.TYPE, Level.THEME])
+        .order_by("position", "code")
     )
     names = {code: name for code, name, _ in nodes.values_list("code", "name", "level")}
     types = [c for c, _, lv in nodes.values_list("code", "name", "level") if lv == Level.TYPE]

@@ -72,7 +72,7 @@ def volunteer_stats(project: Project, *, user=None) -> list[VolunteerStats]:
     if user is not None:
         labels = labels.filter(volunteer=user)
     postgres = connection.vendor == "postgresql"
-    aggregates = {
+    aggregates: dict[str, Aggregate] = {
         "done": Count("pk"),
         "on_final": Count("pk", filter=Q(item__resolution__isnull=False)),
         "agree": Count("pk", filter=Q(item__resolution__node_id=F("node_id"))),

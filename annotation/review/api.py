@@ -157,13 +157,25 @@ class PilotApi(APIView):
         return Response(PilotOut({"status": project.pilot_status, "items": items}).data)
 
 
+def proposal_answer(project, viewer, pk: int) -> dict:
+    """One proposal as `viewer` may see it (its items and reason: review.proposals)."""
+    proposal = proposals_overview(project, viewer).get(pk=pk)
+    return ProposalOut(proposal, context={"viewer": viewer}).data
+
+
 class ProposalListApi(APIView):
     """Proposals of missing categories (any member); accepted only when every member approves."""
 
     @extend_schema(responses=ProposalOut(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug)
-        return Response(ProposalOut(proposals_overview(project), many=True).data)
+        return Response(
+            ProposalOut(
+                proposals_overview(project, request.user),
+                many=True,
+                context={"viewer": request.user},
+            ).data
+        )
 
     @extend_schema(request=ProposalIn, responses={201: ProposalOut, 400: ErrorOut})
     def post(self, request: Request, slug: str) -> Response:
@@ -180,8 +192,10 @@ class ProposalListApi(APIView):
             reason=data["reason"],
             item=item,
         )
-        out = proposals_overview(project).get(pk=proposal.pk)
-        return Response(ProposalOut(out).data, status=status.HTTP_201_CREATED)
+        out = proposals_overview(project, request.user).get(pk=proposal.pk)
+        return Response(
+            ProposalOut(out, context={"viewer": request.user}).data, status=status.HTTP_201_CREATED
+        )
 
 
 def _proposal(project, pk: int) -> Proposal:
@@ -196,7 +210,12 @@ class ProposalVoteApi(APIView):
         project = access_project(request.user, slug)
         proposal = _proposal(project, pk)
         proposal_vote(proposal=proposal, member=request.user, **validated(VoteIn, request.data))
-        return Response(ProposalOut(proposals_overview(project).get(pk=pk)).data)
+        return Response(
+            ProposalOut(
+                proposals_overview(project, request.user).get(pk=pk),
+                context={"viewer": request.user},
+            ).data
+        )
 
 
 class ProposalAddNodeApi(APIView):
@@ -206,7 +225,12 @@ class ProposalAddNodeApi(APIView):
     def post(self, request: Request, slug: str, pk: int) -> Response:
         project = access_project(request.user, slug, at_least=Role.LEAD)
         proposal_add_node(proposal=_proposal(project, pk), lead=request.user)
-        return Response(ProposalOut(proposals_overview(project).get(pk=pk)).data)
+        return Response(
+            ProposalOut(
+                proposals_overview(project, request.user).get(pk=pk),
+                context={"viewer": request.user},
+            ).data
+        )
 
 
 class ProposalSendBackApi(APIView):

@@ -7,7 +7,8 @@ from django.db import transaction
 
 from annotation.access import role_reaches, user_role
 from annotation.audit import audit_record
-from annotation.models import REVEALED_STAGES, Action, Item, Post, Role
+from annotation.blindness import is_revealed
+from annotation.models import Action, Item, Post, Role
 from concord.errors import ConcordError
 
 POST_MAX_CHARS = 10_000
@@ -21,7 +22,7 @@ def labels_revealed(item: Item, role: str | None) -> bool:
         return True
     if role != Role.VOLUNTEER:
         return False
-    return item.project.reveal_after_cross_check and item.stage in REVEALED_STAGES
+    return is_revealed(item, item.project)
 
 
 @transaction.atomic

@@ -8,23 +8,27 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
-from annotation.access import user_role
+from annotation.access import role_reaches, user_role
 from annotation.audit import audit_record
+from annotation.blindness import items_seen_by
 from annotation.lifecycle import item_move
 from annotation.models import (
     Action,
     Item,
     Project,
+    ProjectNode,
     Proposal,
     ProposalStatus,
     ProposalVote,
     Reservation,
     Resolution,
+    Role,
     Skip,
     Stage,
 )
+from annotation.project_nodes import node_is_foreign
 from concord.errors import ConcordError, Conflict
 from taxonomy.models import Level, Node
 from taxonomy.services import node_add
@@ -47,6 +51,11 @@ def _require_member(project: Project, user) -> str:
     return role
 
 
+def _require_lead(project: Project, user) -> None:
+    if not role_reaches(_require_member(project, user), Role.LEAD):
+        raise PermissionDenied(f"Only a lead of {project} adds its categories or sends items back.")
+
+
 @transaction.atomic
 def proposal_create(
     *,
@@ -67,6 +76,10 @@ def proposal_create(
     if parent is not None:
         if parent.taxonomy_id != project.taxonomy_id:
             raise ConcordError(f"{parent.code} is not in this project's taxonomy.")
+        if node_is_foreign(project, parent):
+            raise ConcordError(
+                f"{parent.code} is another project's category, not one of {project}."
+            )
         if parent.level == Level.SUBTHEME:
             raise ConcordError("Sub-themes are the deepest level; pick a theme or a type.")
         if parent.is_retired:
@@ -143,6 +156,7 @@ def proposal_add_node(*, proposal: Proposal, lead) -> Node:
     """Add an accepted proposal's category to the taxonomy with the next free code under its
     parent. Adding it again returns the same node."""
     locked = Proposal.objects.select_for_update().select_related("project").get(pk=proposal.pk)
+    _require_lead(locked.project, lead)
     if locked.status == ProposalStatus.ADDED and locked.node is not None:
         return locked.node
     if locked.status != ProposalStatus.ACCEPTED:
@@ -159,6 +173,8 @@ def proposal_add_node(*, proposal: Proposal, lead) -> Node:
     locked.node = node
     locked.status = ProposalStatus.ADDED
     locked.save(update_fields=["node", "status"])
+    # The category is this project's only, though the taxonomy may be shared (project_nodes).
+    ProjectNode.objects.create(project=locked.project, node=node, proposal=locked)
     audit_record(
         project=locked.project,
         actor=lead,
@@ -177,6 +193,7 @@ def proposal_send_back(*, proposal: Proposal, lead) -> int:
     count drops to 0 and the stage to open. Returns how many items went back; items already
     open and unlabelled are left alone."""
     locked = Proposal.objects.select_for_update().select_related("project").get(pk=proposal.pk)
+    _require_lead(locked.project, lead)
     if locked.status not in (ProposalStatus.ACCEPTED, ProposalStatus.ADDED):
         raise Conflict(
             "Only a proposal every member approved sends items back; this one is "
@@ -222,17 +239,32 @@ def proposal_send_back(*, proposal: Proposal, lead) -> int:
     return len(items)
 
 
-def proposals_overview(project: Project) -> QuerySet[Proposal]:
-    """Proposals newest first, with their vote counts and the items attached."""
+def proposals_overview(project: Project, viewer) -> QuerySet[Proposal]:
+    """Proposals newest first, with their vote counts and the items attached that `viewer` may
+    see: a proposal says how its proposer saw an item (its type, its reason), so a volunteer
+    sees another's item only once they labeled it themselves or it is revealed."""
+    seen = items_seen_by(viewer, project).select_related("issue").order_by("pk")
     return (
         project.proposals.select_related("proposer", "parent", "node")
-        .prefetch_related("items__issue")
+        .prefetch_related(Prefetch("items", queryset=seen))
         .annotate(
             approvals=Count("votes", filter=Q(votes__approve=True), distinct=True),
             rejections=Count("votes", filter=Q(votes__approve=False), distinct=True),
+            attached=Count("items", distinct=True),
         )
         .order_by("-created_at", "-pk")
     )
+
+
+def reason_seen(proposal: Proposal, viewer) -> str:
+    """The proposal's reason as `viewer` may read it (a proposal from proposals_overview): not
+    while it is about items they may not see yet; the category itself stays open to their
+    vote."""
+    # both come from proposals_overview(project, viewer): the count of attached items (an
+    # annotation, unknown to the type checker) and the items this viewer may see
+    attached: int = proposal.attached  # type: ignore[attr-defined]
+    about_hidden_items = attached and not proposal.items.all()
+    return "" if about_hidden_items and proposal.proposer_id != viewer.pk else proposal.reason
 
 
 def my_votes(project: Project, user) -> dict[int, bool]:

@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 
 from annotation.lifecycle import majority_suggestion
 from annotation.models import Annotation, AuditEvent, Item, Post, Project, Resolution, Stage
+from annotation.project_nodes import project_nodes
 from annotation.review.services import item_version
 from taxonomy.models import Level, Node
 from taxonomy.selectors import taxonomy_lineage
@@ -126,17 +127,20 @@ def _tree_order(nodes: list[Node]) -> list[Node]:
 def picker_nodes(project: Project) -> list[Node]:
     """Every live node a final label may take (the project's depth), in tree order, with its
     ancestors loaded for grouping and search."""
-    nodes = project.taxonomy.nodes.filter(
-        level=project.label_depth, retired_at__isnull=True
-    ).select_related("parent", "parent__parent")
+    nodes = (
+        project_nodes(project)
+        .filter(level=project.label_depth)
+        .select_related("parent", "parent__parent")
+    )
     return _tree_order(list(nodes))
 
 
 def parent_choices(project: Project) -> list[Node]:
-    """Nodes a proposed category may go under: live types and themes, in tree order."""
-    nodes = project.taxonomy.nodes.filter(
-        level__in=[Level.TYPE, Level.THEME], retired_at__isnull=True
-    ).select_related("parent")
+    """Nodes a proposed category may go under: live types and themes the project may use (not
+    another project's), in tree order."""
+    nodes = (
+        project_nodes(project).filter(level__in=[Level.TYPE, Level.THEME]).select_related("parent")
+    )
     return _tree_order(list(nodes))
 
 

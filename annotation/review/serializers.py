@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from annotation.models import Method, PilotStatus, ProposalStatus, Stage
+from annotation.review.proposals import reason_seen
 
 
 class QueueQuery(serializers.Serializer):
@@ -150,7 +151,9 @@ class ProposalOut(serializers.Serializer):
     )
     name = serializers.CharField()
     definition = serializers.CharField()
-    reason = serializers.CharField()
+    reason = serializers.SerializerMethodField(
+        help_text="Empty while the proposal is about items you may not see yet."
+    )
     proposer = serializers.CharField(source="proposer.username")
     status = serializers.ChoiceField(choices=ProposalStatus.choices)
     node = serializers.CharField(source="node.code", allow_null=True, default=None)
@@ -158,6 +161,9 @@ class ProposalOut(serializers.Serializer):
     rejections = serializers.IntegerField()
     items = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
+
+    def get_reason(self, proposal) -> str:
+        return reason_seen(proposal, self.context["viewer"])
 
     def get_items(self, proposal) -> list[int]:
         return [item.pk for item in proposal.items.all()]

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.access import access_project, project_item, role_reaches, user_role
 from annotation.models import PilotStatus, Proposal, Role, Stage
+from annotation.project_nodes import project_nodes
 from annotation.reporting.stats import kappa_heatmap, pairwise_kappa, volunteer_stats
 from annotation.review.discussion import labels_revealed, post_add
 from annotation.review.pilot import PILOT_MAX, pilot_close, pilot_examples, pilot_items, pilot_start
@@ -42,6 +43,7 @@ from annotation.review.selectors import (
 )
 from annotation.review.services import RESOLVABLE_STAGES, item_reopen, item_resolve
 from concord.errors import ConcordError
+from concord.input_checks import id_param
 from taxonomy.models import Level, Node
 
 QUEUE_PER_PAGE = 50
@@ -56,10 +58,16 @@ def _queue_url(project, filters: QueueFilters, item_id: int | None = None) -> st
 
 
 def _safe_next(request, fallback: str) -> str:
+    """`next` if it is a path on this site (`/...`), else `fallback`: never another site, a
+    scheme, a protocol-relative `//host` or anything with control characters (issue 12)."""
     target = request.POST.get("next") or request.GET.get("next") or ""
-    if url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
-        return target
-    return fallback
+    local = (
+        target.startswith("/")
+        and not target.startswith(("//", "/\\"))
+        and target.isprintable()
+        and url_has_allowed_host_and_scheme(target, allowed_hosts=None)
+    )
+    return target if local else fallback
 
 
 # ---------------------------------------------------------------- disputes
@@ -71,7 +79,8 @@ def disputed_queue(request, slug: str):
     filters = QueueFilters.from_query(request.GET)
     paginator = Paginator(disputed_items(project, filters), QUEUE_PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
-    nodes = project.taxonomy.nodes.filter(level__in=[Level.TYPE, Level.THEME]).order_by("position")
+    nodes = project_nodes(project, live=False).filter(level__in=[Level.TYPE, Level.THEME])
+    nodes = nodes.order_by("position")
     context = {
         "project": project,
         "filters": filters,
@@ -251,7 +260,7 @@ def proposal_list(request, slug: str):
     role = user_role(request.user, project)
     context = {
         "project": project,
-        "proposals": proposals_overview(project),
+        "proposals": proposals_overview(project, request.user),
         "mine": my_votes(project, request.user),
         "voters": electorate(project).count(),
         "is_lead": role_reaches(role, Role.LEAD),
@@ -277,17 +286,15 @@ class ProposalForm(forms.Form):
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         parent = cast(forms.ModelChoiceField, self.fields["parent"])
-        parent.queryset = project.taxonomy.nodes.filter(
-            level__in=[Level.TYPE, Level.THEME], retired_at__isnull=True
-        )
+        parent.queryset = project_nodes(project).filter(level__in=[Level.TYPE, Level.THEME])
 
 
 @login_required
 def proposal_new(request, slug: str):
     """Propose a missing category; `?item=<id>` attaches the item no category fitted."""
     project = access_project(request.user, slug)
-    item_id = request.POST.get("item") or request.GET.get("item")
-    item = project_item(project, int(item_id)) if item_id and item_id.isdigit() else None
+    item_id = id_param(request.POST.get("item") or request.GET.get("item"), "item")
+    item = project_item(project, item_id) if item_id else None
     form = ProposalForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
         try:

@@ -8,8 +8,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.access import access_project, project_item
+from annotation.access import access_project, project_item, user_role
 from annotation.api_input import validated
+from annotation.blindness import stage_seen
 from annotation.labeling.api import CONFLICT, NONE_RESPONSE, claim_response
 from annotation.labeling.serializers import (
     ItemOut,
@@ -45,7 +46,13 @@ class ScreeningVoteApi(APIView):
         data = validated(ScreeningVoteIn, request.data)
         vote, created = screening_vote(item=item, volunteer=request.user, **data)
         vote.item.refresh_from_db(fields=["stage"])
-        return Response(ScreeningVoteOut(vote).data, status=201 if created else 200)
+        answer = {
+            "item_id": vote.item_id,
+            "relevant": vote.relevant,
+            "reason": vote.reason,
+            "stage": stage_seen(vote.item, project, user_role(request.user, project)),
+        }
+        return Response(ScreeningVoteOut(answer).data, status=201 if created else 200)
 
 
 class ScreeningDecisionApi(APIView):

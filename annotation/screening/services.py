@@ -17,6 +17,7 @@ from annotation.labeling.assignment import (
     Claim,
     NoneReason,
     claim_next,
+    expired_reservations_drop,
     lock_first,
     reservation_room,
 )
@@ -63,7 +64,7 @@ def _to_screen(*, project: Project, volunteer, now) -> QuerySet[Item]:
         .exclude(Exists(ScreeningVote.objects.filter(item=OuterRef("pk"), volunteer=volunteer)))
         .alias(votes=_votes_on_outer_item(), reserved=reserved)
         .filter(votes__lt=project.screening_votes - F("reserved"))
-        .order_by("votes", "pk")
+        .order_by("votes", "shuffle", "pk")  # not by id: the order would tell vote counts
     )
 
 
@@ -72,7 +73,7 @@ def screening_next_claim(*, project: Project, volunteer) -> Claim:
     if not project.screening_enabled:
         return Claim(None, NoneReason.SCREENING_OFF)
     now = timezone.now()
-    Reservation.objects.filter(volunteer=volunteer, expires_at__lte=now).delete()
+    expired_reservations_drop(volunteer=volunteer, now=now)
     held = (
         Reservation.objects.filter(
             volunteer=volunteer,

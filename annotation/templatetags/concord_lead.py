@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import template
 
 from annotation.models import Action, AuditEvent, Project, ProposalStatus, Stage
+from annotation.review.proposals import reason_seen
 
 register = template.Library()
 RECENT_DECISIONS = 5
@@ -39,3 +40,9 @@ def audit_text(value) -> str:
     if isinstance(value, dict):
         return " · ".join(f"{k} {_value(v)}" for k, v in value.items() if v not in (None, ""))
     return _value(value)
+
+
+@register.simple_tag
+def proposal_reason(proposal, user) -> str:
+    """{% proposal_reason p user %}: the reason as this viewer may read it (review.proposals)."""
+    return reason_seen(proposal, user)

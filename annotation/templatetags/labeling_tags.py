@@ -2,7 +2,11 @@
 
 from django import template
 
+from annotation.access import user_role
+from annotation.blindness import BLIND, stage_seen
+from annotation.labeling.eligibility import is_editable
 from annotation.labeling.selectors import volunteer_progress
+from annotation.models import Stage
 from annotation.screening.services import screening_stats
 
 register = template.Library()
@@ -19,6 +23,17 @@ def labeling_progress(project, user):
 def project_screening_stats(project):
     """{% project_screening_stats project as stats %}: screened, excluded, false-positive rate."""
     return screening_stats(project)
+
+
+@register.simple_tag
+def seen_stage(item, project, user) -> str:
+    """{% seen_stage item project user %}: the stage this viewer may see (labeling.eligibility
+    stage_seen); before the item is revealed a volunteer sees "labeling" while it takes labels
+    and "complete" once it has them, never whether the others agreed."""
+    stage = stage_seen(item, project, user_role(user, project))
+    if stage != BLIND:
+        return Stage(stage).label.lower()
+    return "labeling" if is_editable(item) else "complete"
 
 
 @register.filter

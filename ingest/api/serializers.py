@@ -5,7 +5,7 @@ from rest_framework import serializers
 from concord.errors import ConcordError
 from ingest.models import HarvestRun, Host, KeywordSet, Source
 from ingest.selectors import run_progress
-from ingest.sources import repository_parse
+from ingest.sources import repository_check, repository_parse
 
 
 class SourceSerializer(serializers.ModelSerializer):
@@ -59,6 +59,11 @@ class SourceSerializer(serializers.ModelSerializer):
         return value.strip()
 
     def validate(self, attrs: dict) -> dict:
+        if "repository" in attrs and "host" in attrs:
+            try:
+                repository_check(attrs["host"], *repository_parse(attrs["repository"]))
+            except ConcordError as exc:
+                raise serializers.ValidationError({"repository": exc.message}) from exc
         if attrs["created_from"] > attrs["created_until"]:
             raise serializers.ValidationError(
                 {"created_until": "The window must not end before it starts."}

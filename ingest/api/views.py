@@ -6,13 +6,14 @@ from typing import cast
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
-from concord.errors import ConcordError, ErrorOut, utf8_text
+from concord.errors import BadInput, ConcordError, ErrorOut, utf8_text
+from concord.input_checks import id_param
+from concord.parsers import FormParser, JSONParser, MultiPartParser
 from ingest.access import IsIngestAdmin
 from ingest.api.serializers import (
     HarvestRunSerializer,
@@ -22,6 +23,7 @@ from ingest.api.serializers import (
     UrlListReportOut,
 )
 from ingest.candidates import keyword_set_save
+from ingest.forms import MAX_UPLOAD_BYTES
 from ingest.harvest import harvest_cancel, harvest_start
 from ingest.importers import UrlImportReport, url_list_import
 from ingest.models import HarvestRun, KeywordSet, RunStatus, Source
@@ -70,9 +72,9 @@ class HarvestRunViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         runs = HarvestRun.objects.select_related("source", "started_by").order_by("-created_at")
-        source = self.request.query_params.get("source", "")
+        source = id_param(self.request.query_params.get("source"), "source")
         wanted = self.request.query_params.get("status", "")
-        if source.isdigit():
+        if source is not None:
             runs = runs.filter(source_id=source)
         if wanted in RunStatus.values:
             runs = runs.filter(status=wanted)
@@ -126,10 +128,14 @@ def report_data(report: UrlImportReport, name: str) -> dict:
 class UrlListImportApi(APIView):
     """Import an issue-URL list (one URL per line). Good lines go in, bad lines come back with
     their line numbers; 422 with the same report when no line could be taken, 400 when the
-    request itself is wrong (no text, not UTF-8)."""
+    request itself is wrong (no text, not UTF-8, over the upload page's 5 MB), 413 when the body
+    is over twice that."""
 
     permission_classes = [IsIngestAdmin]
     parser_classes = [JSONParser, MultiPartParser, FormParser]
+    # Room for a list of MAX_UPLOAD_BYTES inside JSON escaping or a multipart envelope; the list
+    # itself is then held to MAX_UPLOAD_BYTES, as on the upload page.
+    max_body_bytes = 2 * MAX_UPLOAD_BYTES
 
     @extend_schema(
         request={"application/json": UrlListIn, "multipart/form-data": UrlListIn},
@@ -140,6 +146,12 @@ class UrlListImportApi(APIView):
         data.is_valid(raise_exception=True)
         upload = data.validated_data.get("file")
         name = data.validated_data.get("name") or (upload.name if upload else "text")
+        size = upload.size if upload else len(data.validated_data["text"].encode())
+        if size > MAX_UPLOAD_BYTES:
+            limit = MAX_UPLOAD_BYTES // (1024 * 1024)
+            raise BadInput(
+                "file" if upload else "text", f"{size // 1024} kB; the limit is {limit} MB."
+            )
         text = utf8_text(upload.read(), name) if upload else data.validated_data["text"]
         report = url_list_import(text=text, name=name)
         if report.lines == 0:

@@ -7,8 +7,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from urllib.parse import quote, urljoin, urlsplit
 
 import requests
+
+from concord.input_checks import ascii_digits
+from ingest.issue_refs import BadRepositoryName, repository_name_check
 
 USER_AGENT = "Concord-harvester/0.1 (+https://github.com/concord-labeling)"
 PER_PAGE = 100
@@ -78,6 +82,11 @@ class ForgeUnavailable(ForgeError):
     """5xx answers or timeouts, still failing after the bounded retries."""
 
 
+class OffHostUrl(ForgeError):
+    """A URL (a `link` next page, a stored cursor) that is not on the configured API host and
+    scheme: the token is never sent there, so the run stops."""
+
+
 class RateLimited(ForgeError):
     """The forge asked us to wait; `wait_seconds` says how long (never hammer)."""
 
@@ -97,6 +106,22 @@ def parse_required_time(value: str) -> datetime:
     return datetime.fromisoformat(value)
 
 
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) with the default port filled in: what must match for the token."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:  # a port that is not a number
+        port = -1
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def segment(value: str) -> str:
+    """One path segment, percent-encoded: a '/' in it cannot add a segment."""
+    return quote(value, safe="")
+
+
 def clean_text(value: str | None) -> str:
     """Text PostgreSQL accepts: no NUL bytes, no lone surrogates from odd JSON escapes."""
     if not value:
@@ -107,6 +132,8 @@ def clean_text(value: str | None) -> str:
 class ForgeClient:
     """One GET at a time per token, with a User-Agent, bounded retries on 5xx and timeouts, and
     rate limits turned into RateLimited. Subclasses say how their host words limits and errors."""
+
+    host = ""  # 'github' or 'gitee': whose naming rules apply to owner and repository names
 
     def __init__(
         self,
@@ -121,6 +148,7 @@ class ForgeClient:
         session: requests.Session | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
+        self.api_origin = origin(self.api_url)
         self.token = token
         self.timeout = timeout
         self.max_retries = max_retries
@@ -134,8 +162,30 @@ class ForgeClient:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
+    def on_api_host(self, url: str) -> bool:
+        return origin(url) == self.api_origin
+
+    def next_url(self, page_url: str, link: str | None) -> str | None:
+        """The next page a forge named, resolved against the page; OffHostUrl when it is on
+        another host or scheme than the API (the token would go there with it)."""
+        if not link:
+            return None
+        url = urljoin(page_url, link)
+        if not self.on_api_host(url):
+            raise OffHostUrl(
+                f"the forge sent a next page on another host: {url} (the API is at "
+                f"{self.api_url}); it was not followed, so the token never went there"
+            )
+        return url
+
     def get(self, url: str, *, etag: str | None = None) -> requests.Response:
-        """GET with retries on transient trouble; raises the ForgeError subclasses."""
+        """GET with retries on transient trouble; raises the ForgeError subclasses. Only URLs on
+        the API's own host and scheme are fetched: the token goes nowhere else."""
+        if not self.on_api_host(url):
+            raise OffHostUrl(
+                f"refused to fetch {url}: it is not on the API host {self.api_url}, and the "
+                "token is sent only there"
+            )
         headers = self.headers()
         if etag:
             headers["If-None-Match"] = etag
@@ -186,7 +236,7 @@ class ForgeClient:
     def wait_seconds(self, response: requests.Response) -> float:
         """retry-after if given, else until the reset, else a minute (secondary limits)."""
         retry_after = response.headers.get("retry-after")
-        if retry_after and retry_after.isdigit():
+        if retry_after and ascii_digits(retry_after):
             return float(retry_after)
         rate = self.rate(response)
         if rate.remaining == 0 and rate.reset_at:
@@ -197,8 +247,8 @@ class ForgeClient:
         remaining = response.headers.get("x-ratelimit-remaining")
         reset = response.headers.get("x-ratelimit-reset")
         return RateState(
-            remaining=int(remaining) if remaining and remaining.isdigit() else None,
-            reset_at=datetime.fromtimestamp(int(reset), UTC) if reset and reset.isdigit() else None,
+            remaining=int(remaining) if remaining and ascii_digits(remaining) else None,
+            reset_at=_epoch(reset),
         )
 
     # Each host's client turns its JSON into records, and knows its pages and URLs.
@@ -209,7 +259,13 @@ class ForgeClient:
         raise NotImplementedError
 
     def repo_url(self, owner: str, repo: str) -> str:
-        raise NotImplementedError
+        """The API address of a repository. The names are checked against the host's rules
+        before they go into a path (never '..'), and percent-encoded besides."""
+        try:
+            repository_name_check(self.host, owner, repo)
+        except BadRepositoryName as exc:
+            raise ForgeError(exc.message) from exc
+        return f"{self.api_url}/repos/{segment(owner)}/{segment(repo)}"
 
     def _page(self, url: str, etag: str | None, parse: Callable[[dict], object]) -> Page:
         raise NotImplementedError
@@ -221,7 +277,8 @@ class ForgeClient:
         return self._page(url, etag, self.parse_comment)
 
     def issue(self, owner: str, repo: str, number: str) -> IssueRecord:
-        return self.parse_issue(self.get(f"{self.repo_url(owner, repo)}/issues/{number}").json())
+        url = f"{self.repo_url(owner, repo)}/issues/{segment(number)}"
+        return self.parse_issue(self.get(url).json())
 
 
 def _message(response: requests.Response) -> str:
@@ -230,3 +287,13 @@ def _message(response: requests.Response) -> str:
     except ValueError:
         return response.text[:200].strip() or response.reason
     return str(body.get("message", body))[:300] if isinstance(body, dict) else str(body)[:300]
+
+
+def _epoch(value: str | None) -> datetime | None:
+    """A reset header as a time; None for what a host should not send (text, a year past 9999)."""
+    if not value or not ascii_digits(value):
+        return None
+    try:
+        return datetime.fromtimestamp(int(value), UTC)
+    except (OverflowError, ValueError, OSError):
+        return None

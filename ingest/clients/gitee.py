@@ -5,8 +5,9 @@ issue numbers such as `IBDZ87`, `+08:00` timestamps, repository-wide comments ke
 from __future__ import annotations
 
 from datetime import datetime
-from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
+from concord.input_checks import ascii_digits
 from ingest.clients.base import (
     PER_PAGE,
     CommentRecord,
@@ -16,6 +17,7 @@ from ingest.clients.base import (
     clean_text,
     parse_required_time,
     parse_time,
+    segment,
 )
 
 CLOSED_STATES = {"closed", "rejected"}
@@ -31,9 +33,6 @@ class GiteeClient(ForgeClient):
     @staticmethod
     def parse_comment(item: dict) -> CommentRecord:
         return comment_record(item)
-
-    def repo_url(self, owner: str, repo: str) -> str:
-        return f"{self.api_url}/repos/{quote(owner)}/{quote(repo)}"
 
     def issues_url(self, owner: str, repo: str) -> str:
         query = urlencode(
@@ -61,7 +60,7 @@ class GiteeClient(ForgeClient):
 
     def issue_comments(self, owner: str, repo: str, number: str) -> list[CommentRecord]:
         query = urlencode({"page": 1, "per_page": PER_PAGE})
-        url: str | None = f"{self.repo_url(owner, repo)}/issues/{number}/comments?{query}"
+        url: str | None = f"{self.repo_url(owner, repo)}/issues/{segment(number)}/comments?{query}"
         comments: list[CommentRecord] = []
         while url:
             page = self.comments_page(url)
@@ -91,7 +90,7 @@ class GiteeClient(ForgeClient):
 
 def _int_header(response, name: str) -> int | None:
     value = response.headers.get(name)
-    return int(value) if value and value.isdigit() else None
+    return int(value) if value and ascii_digits(value) else None
 
 
 def _next_page_url(url: str, count: int, total_pages: int | None) -> str | None:

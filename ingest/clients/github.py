@@ -1,10 +1,11 @@
 """GitHub REST API: issues listed newest first, `link` rel="next" followed exactly as given (large
-repositories switch to opaque `after=` cursors), comments listed in bulk per repository."""
+repositories switch to opaque `after=` cursors) but only on the API host, comments listed in bulk
+per repository."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from ingest.clients.base import (
     PER_PAGE,
@@ -15,6 +16,7 @@ from ingest.clients.base import (
     clean_text,
     parse_required_time,
     parse_time,
+    segment,
 )
 
 API_VERSION = "2022-11-28"
@@ -38,9 +40,6 @@ class GitHubClient(ForgeClient):
             "X-GitHub-Api-Version": API_VERSION,
         }
 
-    def repo_url(self, owner: str, repo: str) -> str:
-        return f"{self.api_url}/repos/{quote(owner)}/{quote(repo)}"
-
     def issues_url(self, owner: str, repo: str) -> str:
         query = urlencode(
             {"state": "all", "sort": "created", "direction": "desc", "per_page": PER_PAGE}
@@ -61,7 +60,7 @@ class GitHubClient(ForgeClient):
 
     def issue_comments(self, owner: str, repo: str, number: str) -> list[CommentRecord]:
         url: str | None = (
-            f"{self.repo_url(owner, repo)}/issues/{number}/comments?per_page={PER_PAGE}"
+            f"{self.repo_url(owner, repo)}/issues/{segment(number)}/comments?per_page={PER_PAGE}"
         )
         comments: list[CommentRecord] = []
         while url:
@@ -78,7 +77,7 @@ class GitHubClient(ForgeClient):
         return Page(
             url=url,
             items=[parse(item) for item in response.json()],
-            next_url=response.links.get("next", {}).get("url"),
+            next_url=self.next_url(url, response.links.get("next", {}).get("url")),
             etag=response.headers.get("etag"),
             rate=rate,
         )

@@ -3,6 +3,7 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from concord.input_checks import id_param
 from taxonomy.api.serializers import NodeOut, TaxonomyOut, TreeNodeOut
 from taxonomy.models import Node, Taxonomy
 from taxonomy.selectors import taxonomy_tree
@@ -30,7 +31,5 @@ class NodeViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         queryset = super().get_queryset()
-        taxonomy = self.request.query_params.get("taxonomy")
-        return (
-            queryset.filter(taxonomy_id=taxonomy) if taxonomy and taxonomy.isdigit() else queryset
-        )
+        taxonomy = id_param(self.request.query_params.get("taxonomy"), "taxonomy")
+        return queryset if taxonomy is None else queryset.filter(taxonomy_id=taxonomy)

@@ -9,7 +9,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -17,7 +17,7 @@ from annotation.labeling.assignment import NoneReason, item_skip, next_item, nex
 from annotation.labeling.services import annotation_submit
 from annotation.models import Action, Annotation, AuditEvent, Item, PilotStatus, Reservation, Stage
 from concord.errors import Conflict
-from tests.annotation.labeling_helpers import items, label, node, volunteers
+from tests.annotation.labeling_helpers import hand_out, items, label, node, volunteers
 from tests.conftest import load_study_taxonomy, needs_postgres
 from tests.factories import ProjectFactory
 
@@ -27,7 +27,23 @@ def test_fewest_labels_first_then_oldest(project, personas):
     label(a, personas["volunteer_b"])
     Item.objects.filter(pk=c.pk).update(label_count=0)
     got = next_item(project=project, volunteer=personas["volunteer_a"])
-    assert got == b  # b and c have no labels, b is older; a already has one
+    assert got in (b, c)  # b and c have no labels; a already has one
+
+
+def test_within_a_label_count_the_order_is_random_not_by_id(project, personas):
+    """Skipping through the queue must not let a volunteer read labels counts off the order:
+    items with the same count come in a random order fixed when they were added."""
+    waiting = items(project, 30)
+    me = personas["volunteer_a"]
+    handed = []
+    for _ in waiting:
+        item = next_item(project=project, volunteer=me)
+        handed.append(item.pk)
+        item_skip(item=item, volunteer=me)
+    assert sorted(handed) == sorted(i.pk for i in waiting)
+    assert handed != sorted(handed)  # 1 in 30! that a random order is sorted
+    shuffles = set(Item.objects.filter(pk__in=handed).values_list("shuffle", flat=True))
+    assert len(shuffles) > 25  # one draw per row, not one per statement
 
 
 def test_reload_resumes_the_same_reservation(project, personas):
@@ -218,3 +234,49 @@ def test_twenty_volunteers_label_at_once_without_passing_k():
     assert set(Item.objects.filter(project=project).values_list("stage", flat=True)) == {
         Stage.FINAL
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submit_waits_for_nothing_but_its_own_item():
+    """A submit locks its item's row only: while another volunteer's submit on another item of
+    the same project is still open (not committed), this one goes through at once. (Locking the
+    project row as well made every submit of a project wait for the one before it to commit.)"""
+    needs_postgres(connection)
+    taxonomy = load_study_taxonomy()
+    project = ProjectFactory(taxonomy=taxonomy, slug="locks", overlap_k=3, label_depth="theme")
+    first_item, second_item = items(project, 2)
+    first, second = volunteers(project, 2, prefix="locker")
+    hand_out(first_item, first)
+    hand_out(second_item, second)
+    theme = node(project, "C.1")
+    holding, done = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def open_submit() -> None:
+        try:
+            with transaction.atomic():
+                annotation_submit(item=first_item, volunteer=first, node=theme, summary="first")
+                holding.set()
+                done.wait(timeout=30)  # the transaction stays open, its locks held
+        except BaseException as exc:
+            errors.append(exc)
+            holding.set()
+        finally:
+            connections.close_all()
+
+    other = threading.Thread(target=open_submit)
+    other.start()
+    try:
+        assert holding.wait(timeout=30)
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '2s'")  # waiting would fail, not hang
+            _, created = annotation_submit(
+                item=second_item, volunteer=second, node=theme, summary="second"
+            )
+        assert created
+    finally:
+        done.set()
+        other.join(timeout=30)
+    assert errors == []
+    assert Annotation.objects.filter(item__project=project).count() == 2

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from annotation.labeling.services import annotation_submit
-from annotation.models import Annotation, Item, PilotStatus, ScreeningVote, Skip, Stage
+from annotation.models import Annotation, Item, PilotStatus, Reservation, ScreeningVote, Skip, Stage
 from annotation.screening.services import screening_vote
 from ingest.models import Comment, KeywordMatch, KeywordSet
 from tests.annotation.labeling_helpers import items, label, node
@@ -116,9 +116,11 @@ def test_label_page_shows_the_issue_safely_with_keywords_marked(client, personas
 
 
 def test_submit_redirects_to_the_next_item_and_a_retry_is_harmless(client, personas, project):
-    first, second = items(project, 2)
+    both = items(project, 2)
     as_user(client, personas["volunteer_a"])
     client.get(f"/projects/{project.slug}/label/")
+    first = Reservation.objects.get(volunteer=personas["volunteer_a"]).item  # the one handed out
+    (second,) = [item for item in both if item != first]
     url = f"/projects/{project.slug}/items/{first.pk}/label/"
     response = client.post(url, {"node": "C.1", "summary": "loss is NaN", "version": ""})
     assert response.status_code == 302
@@ -209,9 +211,11 @@ def test_stale_edit_is_409_shows_the_stored_label_and_keeps_my_input(client, per
 
 
 def test_item_page_is_only_for_items_i_hold_or_labeled(client, personas, project):
-    held, other = items(project, 2)
+    both = items(project, 2)
     as_user(client, personas["volunteer_a"])
-    client.get(f"/projects/{project.slug}/label/")  # reserves `held`
+    client.get(f"/projects/{project.slug}/label/")  # reserves one of them
+    held = Reservation.objects.get(volunteer=personas["volunteer_a"]).item
+    (other,) = [item for item in both if item != held]
     assert client.get(f"/projects/{project.slug}/items/{held.pk}/label/").status_code == 200
     assert client.get(f"/projects/{project.slug}/items/{other.pk}/label/").status_code == 404
 

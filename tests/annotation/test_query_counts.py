@@ -12,11 +12,13 @@ from tests.annotation.labeling_helpers import items
 from tests.annotation.lead_helpers import labeled_item, trio_fixture  # noqa: F401
 
 # pinned at what the code does today; lower them when a change saves a query
-NEXT_ITEM_PAGE = 21  # claim (locked id, then the item) + the page: comments, keywords, picker ...
-NEXT_ITEM_PAGE_RESUMED = 14  # the reservation I hold, no claim
-PAGE_SUBMIT = 18
+# claim (locked id, then the item) + the page: comments, keywords, picker and the nodes it leaves
+# out (those other projects added, annotation.project_nodes) ...
+NEXT_ITEM_PAGE = 22
+NEXT_ITEM_PAGE_RESUMED = 15  # the reservation I hold, no claim
+PAGE_SUBMIT = 16
 API_NEXT_ITEM = 12
-API_SUBMIT = 17
+API_SUBMIT = 14
 DISPUTED_PAGE = 8
 DISPUTED_API = 4
 

@@ -545,9 +545,10 @@ class _GithubApi:
         rels.append(("first", {"page": 1}))
         return self._listing(req, coll.body(view.indices[start:end]), base, rels)
 
-    @staticmethod
-    def _listing(req: _Request, body: bytes, base: str, rels: list) -> _Response:
+    def _listing(self, req: _Request, body: bytes, base: str, rels: list) -> _Response:
         resp = _github_ok(body)
+        if self.forge.link_origin:  # links name another scheme://host:port than the fake's own
+            base = self.forge.link_origin + base.removeprefix(self.forge.base_url)
         if rels:
             resp.headers["link"] = _link(base, req.pairs, rels)
         return resp
@@ -736,6 +737,9 @@ class FakeForge:
         self.fail_5xx_on: set[int] = set()
         self.fail_5xx_status = 502
         self.delay = 0.0
+        # GitHub `link` URLs point at this origin (e.g. "http://127.0.0.2:8123") instead of the
+        # fake's own: a forge, or someone between, sending the client's token elsewhere.
+        self.link_origin: str | None = None
         self._reset_at: int | None = None
         self._window_reset = int(time.time()) + 3600
 

@@ -1,0 +1,366 @@
+"""Labeling capacity: volunteers who never pause, against gunicorn and a Celery worker as the
+README's production setup runs them.
+
+`python -m tests.bench.capacity` (`make bench` runs it; `make bench-capacity` alone). On its own
+PostgreSQL database (default `concord_bench_capacity`) a project of 38,742 open issues (k = 3,
+labels at theme depth) is made anew for every run. Each volunteer is a separate HTTP session with
+an API token that asks for its next item and submits a label the moment the answer arrives (a
+closed loop, no think time), for --seconds.
+
+States (--state, any of):
+- steady: the items were added and PostgreSQL's statistics are current;
+- bulk:   volunteers start the moment the 38,742 items were added (fresh rows, no ANALYZE);
+- late:   each volunteer already holds --late-labels labels (3,000 by default) on the project's
+          items, so the claim must not walk past them.
+
+Prints, per phase (state x volunteers), the median of --runs runs: labels/s, next-item and submit
+p50/p95/p99, PostgreSQL CPU seconds per stored label (every server process of the cluster, those
+that ended during the run included) and the peak RSS / PSS of the server's process tree (gunicorn
+arbiter and workers, Celery worker and its children), against the targets of issue #16:
+>= 100 labels/s, next-item p50 <= 10 ms and p95 <= 50 ms, submit p95 <= 50 ms, <= 600 MB RSS,
+0 labels lost, 0 items past k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.bench.run import configure_environment, ensure_database, load_taxonomy, setup_django
+from tests.load import Tally, database_figures, drive, outcome, percentiles
+from tests.stack import ROOT, gunicorn_server, production_env
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_capacity"
+PROJECT_SLUG = "bench-capacity"
+ITEMS = 38_742
+OWNER = "bench-capacity"
+PREFIX = "capvol-"
+K = 3
+STATES = ("steady", "bulk", "late")
+
+TARGET_LABELS_PER_S = 100.0
+TARGET_NEXT_P50_MS, TARGET_P95_MS = 10.0, 50.0
+TARGET_RSS_MB = 600.0
+
+
+@dataclass
+class Run:
+    labels_per_s: float
+    next_ms: tuple[float, float, float]
+    submit_ms: tuple[float, float, float]
+    pg_cpu_per_label_ms: float
+    rss_mb: float
+    pss_mb: float
+    lost: int
+    over_k: int
+    errors: list[str] = field(default_factory=list)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=30.0, help="length of each run")
+    parser.add_argument("--runs", type=int, default=3, help="runs per phase (median shown)")
+    parser.add_argument("--volunteers", type=int, nargs="+", default=[7, 50])
+    parser.add_argument("--state", choices=STATES, nargs="+", default=["steady"])
+    parser.add_argument("--late-labels", type=int, default=3_000)
+    parser.add_argument("--workers", type=int, help="gunicorn processes (default: the README's)")
+    parser.add_argument("--threads", type=int, help="threads per process (default: the README's)")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
+    configure_environment()
+    ensure_database(os.environ["DATABASE_URL"], force=False)
+    setup_django()
+    project = capacity_project()
+    themes = list(project.taxonomy.nodes.filter(level="theme").values_list("code", flat=True))
+    tokens = volunteer_tokens(project, max(args.volunteers))
+
+    failed = False
+    with served(args.workers, args.threads) as tree:
+        for state in args.state:
+            for volunteers in args.volunteers:
+                runs = []
+                for _ in range(args.runs):
+                    prepare(project, state, tokens[:volunteers], args.late_labels)
+                    runs.append(measure(tree, project, tokens[:volunteers], themes, args.seconds))
+                failed |= not report(state, volunteers, runs)
+    return 1 if failed else 0
+
+
+# ------------------------------------------------------------------------------ the project
+
+
+def capacity_project():
+    from annotation.models import Project
+    from taxonomy.models import Level
+
+    project, _ = Project.objects.get_or_create(
+        slug=PROJECT_SLUG,
+        defaults={
+            "name": "Bench capacity (study scale)",
+            "taxonomy": load_taxonomy(),
+            "overlap_k": K,
+            "label_depth": Level.THEME,
+            "screening_enabled": False,
+        },
+    )
+    return project
+
+
+def volunteer_tokens(project, count: int) -> list[str]:
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import Membership, Role
+
+    tokens = []
+    for n in range(count):
+        user, _ = get_user_model().objects.get_or_create(username=f"{PREFIX}{n}")
+        Membership.objects.get_or_create(
+            project=project, user=user, defaults={"role": Role.VOLUNTEER}
+        )
+        tokens.append(Token.objects.get_or_create(user=user)[0].key)
+    return tokens
+
+
+def prepare(project, state: str, tokens: list[str], late_labels: int) -> None:
+    """The project's items made anew through the app's own bulk add, then the state's setup."""
+    from django.db import connection
+
+    from annotation.models import Item, Reservation
+    from annotation.projects.services import project_items_add
+    from ingest.models import Issue
+
+    started = time.perf_counter()
+    Reservation.objects.filter(item__project=project).delete()
+    Item.objects.filter(project=project).delete()  # with labels, skips, audit rows
+    Issue.objects.filter(owner=OWNER).delete()
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")  # every run starts from the same clean tables
+    issues = Issue.objects.bulk_create(
+        (
+            Issue(
+                host="github",
+                owner=OWNER,
+                repo="issues",
+                number=str(n),
+                url=f"https://github.com/{OWNER}/issues/issues/{n}",
+                title=f"Training hangs after step {n} with NCCL timeout",
+                body=ISSUE_BODY,
+            )
+            for n in range(1, ITEMS + 1)
+        ),
+        batch_size=2000,
+    )
+    project_items_add(project=project, issue_ids=[i.pk for i in issues])
+    if state == "late":
+        give_labels(project, tokens, late_labels)
+    if state != "bulk":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+    print(f"  [{state}] {ITEMS:,} items ready in {time.perf_counter() - started:.1f} s")
+
+
+ISSUE_BODY = (
+    "Running `torchrun --nproc_per_node 8 train.py` the job hangs after a few hundred steps.\n\n"
+    "```\nRuntimeError: NCCL communicator was aborted on rank 3. Watchdog caught collective "
+    "operation timeout: WorkNCCL(SeqNum=1234, OpType=ALLREDUCE) ran for 1800000 milliseconds\n"
+    "```\n\nEnvironment: CUDA 12.1, 8 x A100, PyTorch 2.3. 训练在若干步后卡住。\n"
+)
+
+
+def give_labels(project, tokens: list[str], per_volunteer: int) -> None:
+    """Late in the study: every item already holds one label, and each volunteer of the run gave
+    `per_volunteer` of them (fewer if the items do not go round; the rest come from an earlier
+    volunteer who left). So no item is untouched any more and the claim's queue (fewest labels
+    first) is full of the volunteer's own items, which it must pass without reading them one by
+    one. Counts and stages are set as live labeling would leave them."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import Annotation, Item, Stage
+
+    node = project.taxonomy.nodes.filter(level="theme").order_by("code").first()
+    ids = list(Item.objects.filter(project=project).order_by("?").values_list("pk", flat=True))
+    users = [Token.objects.get(key=t).user_id for t in tokens]
+    earlier, _ = get_user_model().objects.get_or_create(username=f"{PREFIX}earlier")
+    per_volunteer = min(per_volunteer, len(ids) // len(users))  # one label per item so far
+    print(f"  [late] {per_volunteer:,} labels per volunteer already given")
+    labelers = [u for u in users for _ in range(per_volunteer)]
+    labelers += [earlier.pk] * (len(ids) - len(labelers))
+    Annotation.objects.bulk_create(
+        (
+            Annotation(item_id=item, volunteer_id=user, node=node, summary="earlier label")
+            for item, user in zip(ids, labelers, strict=True)
+        ),
+        batch_size=5000,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE annotation_item SET label_count = 1, stage = %s WHERE project_id = %s",
+            [Stage.LABELING, project.pk],
+        )
+
+
+# ------------------------------------------------------------------------------ the server
+
+
+@dataclass
+class Tree:
+    """The server's processes: gunicorn (arbiter and workers) and the Celery worker."""
+
+    base_url: str
+    roots: list[int]
+
+    def pids(self) -> list[int]:
+        found, todo = [], list(self.roots)
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            children = Path(f"/proc/{pid}/task/{pid}/children")
+            with contextlib.suppress(OSError):  # it ended meanwhile
+                todo += [int(p) for p in children.read_text().split()]
+        return found
+
+    def memory_mb(self) -> tuple[float, float]:
+        """RSS and PSS of the whole tree now."""
+        rss = pss = 0
+        for pid in self.pids():
+            try:
+                text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            except OSError:
+                continue
+            for line in text.splitlines():
+                name, _, value = line.partition(":")
+                if name == "Rss":
+                    rss += int(value.split()[0])
+                elif name == "Pss":
+                    pss += int(value.split()[0])
+        return rss / 1024, pss / 1024
+
+
+@contextmanager
+def served(workers: int | None, threads: int | None):
+    """gunicorn as the README runs it (its config file, or `workers` processes) and a Celery
+    worker as docker-compose.yml runs it, both with production settings."""
+    env = production_env()
+    with gunicorn_server(workers, threads, env) as server:
+        celery = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "concord", "worker", "--loglevel", "WARNING",
+             "--queues", "bench-capacity"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            time.sleep(3)  # the worker's children start
+            yield Tree(server.base_url, [server.process.pid, celery.pid])
+        finally:
+            celery.terminate()
+            celery.wait(timeout=30)
+
+
+# ------------------------------------------------------------------------------ one run
+
+
+def postgres_cpu_seconds(database: str) -> float:
+    """CPU time of the PostgreSQL processes working for `database` (its backends and autovacuum
+    workers, by their process titles): other databases on the cluster are not counted."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            title = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if not title.startswith("postgres:") or f" {database} " not in f"{title} ":
+                continue
+            text = (proc / "stat").read_text()
+        except OSError:  # ended meanwhile
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def measure(tree: Tree, project, tokens: list[str], themes: list[str], seconds: float) -> Run:
+    from django.db import connection
+
+    peak = [0.0, 0.0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            rss, pss = tree.memory_mb()
+            peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
+            done.wait(0.5)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    database = connection.settings_dict["NAME"]
+    cpu_before = postgres_cpu_seconds(database)
+    tally: Tally = drive(tree.base_url, project.slug, tokens, themes, seconds, 0.0)
+    cpu = postgres_cpu_seconds(database) - cpu_before
+    done.set()
+    sampler.join()
+    figures = outcome(tally, database_figures(project.slug, tokens))
+    stored = max(figures["stored"], 1)
+    return Run(
+        labels_per_s=figures["stored"] / seconds,
+        next_ms=percentiles(tally.next_ms) if len(tally.next_ms) > 1 else (0.0, 0.0, 0.0),
+        submit_ms=percentiles(tally.submit_ms) if len(tally.submit_ms) > 1 else (0.0, 0.0, 0.0),
+        pg_cpu_per_label_ms=cpu / stored * 1000,
+        rss_mb=peak[0],
+        pss_mb=peak[1],
+        lost=figures["lost"],
+        over_k=figures["over_k"],
+        errors=tally.errors[:5],
+    )
+
+
+def report(state: str, volunteers: int, runs: list[Run]) -> bool:
+    def med(values) -> float:
+        return statistics.median(values)
+
+    rate = med(r.labels_per_s for r in runs)
+    nxt = [med(r.next_ms[i] for r in runs) for i in range(3)]
+    sub = [med(r.submit_ms[i] for r in runs) for i in range(3)]
+    rss, pss = med(r.rss_mb for r in runs), med(r.pss_mb for r in runs)
+    lost, over_k = sum(r.lost for r in runs), sum(r.over_k for r in runs)
+    errors = [e for r in runs for e in r.errors]
+    print(f"\n{state}, {volunteers} volunteers, median of {len(runs)} runs:")
+    each = ", ".join(f"{r.labels_per_s:.1f}" for r in runs)
+    print(f"  labels/s       {rate:7.1f}   (runs: {each})")
+    print(f"  next-item ms   p50 {nxt[0]:6.1f}  p95 {nxt[1]:6.1f}  p99 {nxt[2]:6.1f}")
+    print(f"  submit ms      p50 {sub[0]:6.1f}  p95 {sub[1]:6.1f}  p99 {sub[2]:6.1f}")
+    pg = med(r.pg_cpu_per_label_ms for r in runs)
+    print(f"  PostgreSQL CPU {pg:6.2f} ms per stored label")
+    print(f"  server tree    peak RSS {rss:6.0f} MB, PSS {pss:6.0f} MB")
+    print(f"  lost {lost}, items past k {over_k}")
+    for error in errors[:5]:
+        print(f"  ERROR {error}")
+    ok = (
+        rate >= TARGET_LABELS_PER_S
+        and nxt[0] <= TARGET_NEXT_P50_MS
+        and nxt[1] <= TARGET_P95_MS
+        and sub[1] <= TARGET_P95_MS
+        and rss <= TARGET_RSS_MB
+        and lost == over_k == 0
+        and not errors
+    )
+    print(
+        f"  targets >= {TARGET_LABELS_PER_S:.0f}/s, next p50 <= {TARGET_NEXT_P50_MS:.0f} ms, "
+        f"p95 <= {TARGET_P95_MS:.0f} ms, submit p95 <= {TARGET_P95_MS:.0f} ms, "
+        f"RSS <= {TARGET_RSS_MB:.0f} MB, 0 lost, 0 past k: {'PASS' if ok else 'FAIL'}"
+    )
+    return ok
+
+
+if __name__ == "__main__":
+    sys.exit(main())

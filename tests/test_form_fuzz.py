@@ -1,0 +1,278 @@
+"""Fuzz every page's HTML forms and query parameters with hostile values (issue 12), beside the
+API's schema fuzzing (tests/test_api_fuzz.py): NUL, a lone surrogate, digits that are not ASCII,
+a 100 kB string, negative and huge numbers, as each role (volunteer, lead, project admin, and a
+site admin on the ingest pages).
+
+The pages come from the role matrix (tests/test_role_matrix.py RULES and its objects); each page's
+forms are found by GETting it and reading its `<form>` elements, then each field is sent each
+hostile value with the others at their defaults; each known query parameter is sent each value
+too. No answer may be a 5xx, and a refused request (4xx) must have written nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from urllib.parse import urlencode, urljoin, urlsplit
+
+import pytest
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection, transaction
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Item, Stage
+from tests.factories import IssueFactory
+from tests.test_role_matrix import ALLOWED, RULES, role_world
+
+HOSTILE = {
+    "nul": "a\x00b",
+    "surrogate": "a\ud800b",  # sent as its UTF-8-ish bytes ED A0 80, as an attacker would
+    "superscript": "²",
+    "arabic-indic": "٣",
+    "100 kB": "x" * 100_000,
+    "negative": "-1",
+    "huge": "99999999999999999999999",  # past PostgreSQL's bigint
+}
+# Query parameters each page reads (from the views); `page` and `next` go to every page.
+QUERY_PARAMS: dict[str, tuple[str, ...]] = {
+    "login": ("username",),
+    "project-items-from-source": ("source",),
+    "disputed-queue": ("type", "theme", "repository"),
+    "item-resolve": ("type", "theme", "repository"),
+    "proposal-new": ("item",),
+    "project-agreement": ("level", "by"),
+    "project-agreement-chart": ("level", "by"),
+    "project-reports": ("level",),
+    "project-reports-confusion": ("level",),
+    "project-reports-distribution": ("level",),
+    "project-reports-volunteers": ("level",),
+    "project-reports-items": ("a", "b"),
+    "project-report-chart": ("level",),
+}
+EVERY_PAGE_PARAMS = ("page", "next")
+# Fields of POST-only actions whose forms the fuzzing world may not show (an item must be in a
+# given stage for its form to be drawn); the forms found on pages add to these.
+POST_FIELDS: dict[str, tuple[str, ...]] = {
+    "label-item": ("node", "summary", "version", "next"),
+    "label-skip": ("reason",),
+    "screen-vote": ("verdict", "reason"),
+    "screening-decide": ("decision", "reason"),
+    "item-reopen": ("reason",),
+    "proposal-vote": ("approve",),
+    "proposal-add-node": (),
+    "proposal-send-back": (),
+    "ingest-source-harvest": (),
+    "ingest-run-cancel": (),
+}
+NOT_FUZZED = {"logout"}  # it would sign the fuzzing client out
+ROLES = {"volunteer": "volunteer", "lead": "lead", "admin": "admin", "staff": "staff"}
+
+
+@dataclass
+class Form:
+    action: str
+    fields: dict[str, str] = field(default_factory=dict)  # name -> default value
+    files: set[str] = field(default_factory=set)
+    method: str = "post"
+
+
+class FormReader(HTMLParser):
+    """Every `<form>` of a page with its fields and their defaults (what a browser would send)."""
+
+    def __init__(self, page_url: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.page_url = page_url
+        self.forms: list[Form] = []
+        self.form: Form | None = None
+        self.textarea: str | None = None
+        self.select: str | None = None
+        self.radios: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = {k: v or "" for k, v in attrs}
+        if tag == "form":
+            action = urljoin(self.page_url, a.get("action") or self.page_url)
+            self.form = Form(urlsplit(action).path, method=(a.get("method") or "get").lower())
+            self.forms.append(self.form)
+            self.radios = set()
+            return
+        if self.form is None or not a.get("name") or a["name"] == "csrfmiddlewaretoken":
+            return
+        name = a["name"]
+        if tag == "input":
+            kind = a.get("type", "text").lower()
+            if kind == "file":
+                self.form.files.add(name)
+            elif kind in ("radio", "checkbox"):
+                if "checked" in a or (kind == "radio" and name not in self.radios):
+                    self.form.fields[name] = a.get("value", "on")
+                self.radios.add(name)
+            elif kind not in ("submit", "button", "reset", "image"):
+                self.form.fields[name] = a.get("value", "")
+        elif tag == "textarea":
+            self.form.fields[name] = ""
+            self.textarea = name
+        elif tag == "select":
+            self.select = name
+            self.form.fields.setdefault(name, "")
+        elif tag == "option" and self.select is not None:
+            if "selected" in a or not self.form.fields.get(self.select):
+                self.form.fields[self.select] = a.get("value", "")
+
+    def handle_data(self, data):
+        if self.form is not None and self.textarea is not None:
+            self.form.fields[self.textarea] += data
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self.form = None
+        elif tag == "textarea":
+            self.textarea = None
+        elif tag == "select":
+            self.select = None
+
+
+def as_bytes(value: str) -> bytes:
+    return value.encode("utf-8", "surrogatepass")
+
+
+@dataclass
+class Tally:
+    requests: int = 0
+    failures: list[str] = field(default_factory=list)
+    half_written: list[str] = field(default_factory=list)
+
+
+def writes_so_far() -> int:
+    """Rows inserted, updated or deleted in Concord's tables by this test's transaction so far."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)"
+            " FROM pg_stat_xact_user_tables"
+            " WHERE relname LIKE ANY (ARRAY['annotation\\_%', 'ingest\\_%', 'taxonomy\\_%'])"
+        )
+        return int(cursor.fetchone()[0])
+
+
+def send(client: Client, tally: Tally, what: str, method: str, url: str, **kwargs):
+    """One request in a savepoint: a failing one cannot break the ones after it."""
+    before = writes_so_far()
+    savepoint = transaction.savepoint()
+    response = getattr(client, method)(url, **kwargs)
+    tally.requests += 1
+    if response.status_code >= 500:
+        transaction.savepoint_rollback(savepoint)
+        tally.failures.append(f"{response.status_code} {what}")
+        return response
+    transaction.savepoint_commit(savepoint)
+    if 400 <= response.status_code < 500 and writes_so_far() != before:
+        tally.half_written.append(f"{response.status_code} {what}")
+    return response
+
+
+def fuzz_world(project) -> None:
+    """Items in the stages that make the labeling and screening forms appear."""
+    for _ in range(2):
+        Item.objects.create(project=project, issue=IssueFactory(), stage=Stage.OPEN)
+        Item.objects.create(project=project, issue=IssueFactory(), stage=Stage.CANDIDATE)
+    Item.objects.create(project=project, issue=IssueFactory(), stage=Stage.SCREENING_DISPUTE)
+
+
+def pages_for(role: str) -> list[str]:
+    """The page routes (not the API) `role` may use. Pages that are the same for everyone signed
+    in (taxonomy, sign-in, API token) are fuzzed as the volunteer only, and the site admin only
+    on the staff pages (ingest): the project pages are the project admin's. That keeps the run
+    within a few thousand requests."""
+    names = []
+    for name, rule in sorted(RULES.items()):
+        if name.startswith("api-") or name in {"schema", "api-docs"} | NOT_FUZZED:
+            continue
+        if rule.least in ("public", "signed-in"):
+            wanted = role == "volunteer"
+        elif role == "staff":
+            wanted = rule.least == "staff"
+        else:
+            wanted = role in ALLOWED[rule.least]
+        if wanted:
+            names.append(name)
+    return names
+
+
+def add_form(forms: dict[str, Form], form: Form) -> None:
+    """Keep one form per action, with every field seen for it (defaults from the page win)."""
+    known = forms.setdefault(form.action, Form(form.action))
+    for name, default in form.fields.items():
+        if default or name not in known.fields:
+            known.fields[name] = default
+    known.files |= form.files
+
+
+def fuzz_post(client: Client, tally: Tally, role: str, form: Form) -> None:
+    for name in sorted(set(form.fields) | form.files):
+        for label, value in HOSTILE.items():
+            what = f"{role} POST {form.action} {name}={label}"
+            if form.action == reverse("login"):
+                cache.clear()  # else sign-in throttling answers before the form is read
+            if form.files:  # multipart; a file field gets the value as the file's content
+                data: dict = {k: as_bytes(v) for k, v in form.fields.items()}
+                for file_field in form.files:
+                    content = as_bytes(value) if file_field == name else b"# nothing\n"
+                    data[file_field] = SimpleUploadedFile("list.txt", content)
+                if name in form.fields:
+                    data[name] = as_bytes(value)
+                send(client, tally, what, "post", form.action, data=data)
+            else:
+                pairs = {**form.fields, name: value}
+                body = urlencode(pairs, errors="surrogatepass")
+                content_type = "application/x-www-form-urlencoded"
+                send(client, tally, what, "post", form.action, data=body, content_type=content_type)
+
+
+@pytest.fixture
+def fuzz_objects(personas, project, settings, tmp_path):
+    objects, people = role_world(personas, project, settings, tmp_path)
+    fuzz_world(project)
+    return objects, people
+
+
+def test_every_form_and_query_parameter_survives_hostile_values(fuzz_objects):
+    objects, people = fuzz_objects
+    client = Client(raise_request_exception=False)
+    tally = Tally()
+    for role, person in ROLES.items():
+        client.force_login(people[person])
+        forms: dict[str, Form] = {}  # by action: a page's forms and the known POST fields
+        for name in pages_for(role):
+            rule = RULES[name]
+            url = reverse(name, kwargs=objects[rule.kwargs])
+            if rule.method != "get":
+                add_form(forms, Form(url, dict.fromkeys(POST_FIELDS.get(name, ()), "")))
+                continue
+            page = send(client, tally, f"{role} GET {name}", "get", url)
+            reader = FormReader(url)
+            if page.status_code == 200 and "html" in page.get("Content-Type", ""):
+                reader.feed(page.content.decode())
+            params = set(QUERY_PARAMS.get(name, ())) | set(EVERY_PAGE_PARAMS)
+            for form in reader.forms:
+                if form.action == reverse("logout"):
+                    continue
+                if form.method == "get":
+                    params |= set(form.fields)
+                else:
+                    add_form(forms, form)
+            for param in sorted(params):
+                for label, value in HOSTILE.items():
+                    query = urlencode({param: value}, errors="surrogatepass")
+                    what = f"{role} GET {name} ?{param}={label}"
+                    send(client, tally, what, "get", f"{url}?{query}")
+        for form in forms.values():
+            fuzz_post(client, tally, role, form)
+        client.logout()
+    print(
+        f"\nform fuzz: {tally.requests} requests, {len(tally.failures)} answered 5xx, "
+        f"{len(tally.half_written)} refused after writing"
+    )
+    assert not tally.failures, "\n".join(tally.failures[:50])
+    assert not tally.half_written, "\n".join(tally.half_written[:50])
