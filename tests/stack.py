@@ -281,7 +281,14 @@ def app_on_private_postgres(
     with private_postgres() as cluster:
         env = production_env(DATABASE_URL=cluster.url, REDIS_URL="", CACHE_URL="")
         command = [sys.executable, "-m", "tests.load", "seed", "--slug", slug]
-        command += ["--items", str(items), "--volunteers", str(volunteers), "--password", password]
+        # "--password=…": a random password may start with "-", which argparse reads as a flag.
+        command += [
+            "--items",
+            str(items),
+            "--volunteers",
+            str(volunteers),
+            f"--password={password}",
+        ]
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
         if done.returncode:
             raise AssertionError(f"seeding the private cluster failed:\n{done.stderr}")
