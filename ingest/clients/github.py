@@ -4,7 +4,7 @@ per repository."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 from ingest.clients.base import (
@@ -12,6 +12,7 @@ from ingest.clients.base import (
     CommentRecord,
     ForgeClient,
     IssueRecord,
+    Moved,
     Page,
     clean_text,
     parse_required_time,
@@ -53,7 +54,7 @@ class GitHubClient(ForgeClient):
                 "sort": "updated",
                 "direction": "asc",
                 "per_page": PER_PAGE,
-                "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "since": since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             }
         )
         return f"{self.repo_url(owner, repo)}/issues/comments?{query}"
@@ -64,7 +65,10 @@ class GitHubClient(ForgeClient):
         )
         comments: list[CommentRecord] = []
         while url:
-            page = self.comments_page(url)
+            try:
+                page = self.comments_page(url)
+            except Moved as moved:  # a transferred issue: its comments moved with it
+                page = self.comments_page(self.move_target(moved))
             comments.extend(page.items)
             url = page.next_url
         return comments

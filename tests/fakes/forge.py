@@ -141,16 +141,19 @@ def _since(raw: str | None) -> int | None:
     return None if raw in (None, "") else _epoch(raw)
 
 
-def _cursor(key: tuple) -> str:
-    """An opaque `after=`/`before=` token; it encodes the sort key, so it survives insertions."""
-    return base64.b64encode(b"cursor:v2:" + json.dumps(list(key)).encode()).decode()
+def _cursor(key: tuple, epoch: int = 0) -> str:
+    """An opaque `after=`/`before=` token; it encodes the sort key, so it survives insertions,
+    and the forge's cursor epoch: bumping `cursor_epoch` expires every cursor handed out."""
+    prefix = b"cursor:v2:" if not epoch else f"cursor:v2e{epoch}:".encode()
+    return base64.b64encode(prefix + json.dumps(list(key)).encode()).decode()
 
 
-def _uncursor(token: str) -> tuple:
+def _uncursor(token: str, epoch: int = 0) -> tuple:
     raw = base64.b64decode(token.encode(), validate=True)
-    if not raw.startswith(b"cursor:v2:"):
-        raise ValueError("not a cursor")
-    key = json.loads(raw[len(b"cursor:v2:") :])
+    prefix = b"cursor:v2:" if not epoch else f"cursor:v2e{epoch}:".encode()
+    if not raw.startswith(prefix):
+        raise ValueError("not a cursor (or one from an earlier cursor epoch)")
+    key = json.loads(raw[len(prefix) :])
     if not (isinstance(key, list) and len(key) == 2 and all(isinstance(k, int) for k in key)):
         raise ValueError("not a cursor")
     return tuple(key)
@@ -412,6 +415,8 @@ class _GithubApi:
             return self._issues(req, repo)
         if rest == "/issues/comments":
             return self._repo_comments(req, repo)
+        if moved := self._transferred(repo, rest):
+            return moved
         if match := _ISSUE.match(rest):
             index = repo.by_number.get(int(match[1]))
             if index is None:
@@ -420,6 +425,20 @@ class _GithubApi:
         if match := _ISSUE_COMMENTS.match(rest):
             return self._issue_comments(req, repo, int(match[1]))
         return _json(404, _GH_404)
+
+    def _transferred(self, repo: _GithubRepo, rest: str) -> _Response | None:
+        """A transferred issue (and its comments) answers 301 to /repositories/{id}/issues/{n}
+        of the repository it went to, as GitHub does."""
+        match = _ISSUE.match(rest) or _ISSUE_COMMENTS.match(rest)
+        key = (repo.owner.lower(), repo.name.lower(), int(match[1])) if match else None
+        if key not in self.forge._transfers:
+            return None
+        owner, name, number = self.forge._transfers[key]
+        target = self.forge._github[(owner.lower(), name.lower())]
+        location = f"{self.forge.github_api}/repositories/{target.repo_id}/issues/{number}"
+        location += "/comments" if rest.endswith("/comments") else ""
+        body = {"message": "Moved Permanently", "url": location, "documentation_url": _GH_DOCS}
+        return _json(301, body, location=location)
 
     def _moved(self, req: _Request, target: tuple[str, str], rest: str) -> _Response:
         """A renamed/transferred repo answers 301 with the new /repos path (§1.1)."""
@@ -504,6 +523,8 @@ class _GithubApi:
         q = req.query
         per_page = _per_page(q.get("per_page"), 30)
         if cursors and (q.get("after") or q.get("before")):
+            if self.forge.refuse_cursors:
+                return _json(422, _GH_INVALID)
             return self._cursor_page(req, coll, view, base, per_page)
         page = max(1, _int_or(q.get("page"), 1))
         limit = self.forge.cursor_after_page if cursors else page_limit
@@ -516,8 +537,10 @@ class _GithubApi:
             rels.append(("prev", {"page": page - 1}))
         if end < total:
             if cursors and limit is not None and page >= limit:
-                rels.append(("next", {"after": _cursor(view.keys[end - 1])}))
-            else:
+                rels.append(
+                    ("next", {"after": _cursor(view.keys[end - 1], self.forge.cursor_epoch)})
+                )
+            elif not (self._silent_cap(cursors, limit, page)):
                 rels.append(("next", {"page": page + 1}))
             if limit is None or last <= limit:
                 rels.append(("last", {"page": last}))
@@ -525,12 +548,18 @@ class _GithubApi:
             rels.append(("first", {"page": 1}))
         return self._listing(req, coll.body(view.indices[start:end]), base, rels)
 
+    def _silent_cap(self, cursors: bool, limit: int | None, page: int) -> bool:
+        """The capped comment listing that stops sending `next` instead of answering 422."""
+        return (
+            not cursors and self.forge.comments_cap_silent and limit is not None and page >= limit
+        )
+
     def _cursor_page(
         self, req: _Request, coll: _Collection, view: _View, base: str, per_page: int
     ) -> _Response:
         """`after=`/`before=` paging: the cursor is a sort key, found again by bisection."""
         after = req.query.get("after")
-        key = _uncursor(after or req.query["before"])
+        key = _uncursor(after or req.query["before"], self.forge.cursor_epoch)
         if after:
             start = bisect.bisect_right(view.keys, key)
         else:
@@ -538,10 +567,11 @@ class _GithubApi:
         total = len(view.keys)
         end = min(total, start + per_page)
         rels: list[tuple[str, dict]] = []
+        epoch = self.forge.cursor_epoch
         if 0 < start < total:
-            rels.append(("prev", {"before": _cursor(view.keys[start])}))
+            rels.append(("prev", {"before": _cursor(view.keys[start], epoch)}))
         if end < total:
-            rels.append(("next", {"after": _cursor(view.keys[end - 1])}))
+            rels.append(("next", {"after": _cursor(view.keys[end - 1], epoch)}))
         rels.append(("first", {"page": 1}))
         return self._listing(req, coll.body(view.indices[start:end]), base, rels)
 
@@ -717,6 +747,7 @@ class FakeForge:
         self._github_by_id: dict[int, _GithubRepo] = {}
         self._gitee: dict[tuple[str, str], _GiteeRepo] = {}
         self._redirects: dict[tuple[str, str], tuple[str, str]] = {}
+        self._transfers: dict[tuple[str, str, int], tuple[str, str, int]] = {}
         self._github_api, self._gitee_api = _GithubApi(self), _GiteeApi(self)
         self.requests: list[dict] = []
         self._count = 0
@@ -727,6 +758,10 @@ class FakeForge:
         self.token: str | None = None
         self.cursor_after_page: int | None = None
         self.comments_page_limit: int | None = None  # repo-wide comments 422 beyond this page
+        # ... or, True, the last page served just has no `next` (a listing quietly cut short)
+        self.comments_cap_silent = False
+        self.cursor_epoch = 0  # bump it: every `after=` cursor handed out so far is refused (422)
+        self.refuse_cursors = False  # every `after=`/`before=` cursor is refused (422)
         self.rate_limit: int | None = None
         self.rate_limit_status = 403
         self.rate_limit_reset_in: float = 2
@@ -852,6 +887,14 @@ class FakeForge:
     ) -> None:
         """Requests under /repos/{old} answer 301 to the same path under /repos/{new}."""
         self._redirects[(old_owner.lower(), old_repo.lower())] = (new_owner, new_repo)
+
+    def transfer_github_issue(
+        self, owner: str, repo: str, number: int, to_owner: str, to_repo: str, to_number: int
+    ) -> None:
+        """The issue (and its comments) under owner/repo answer 301 to to_owner/to_repo's issue
+        to_number, which must be served; the caller takes it out of the old listing."""
+        key = (owner.lower(), repo.lower(), number)
+        self._transfers[key] = (to_owner, to_repo, to_number)
 
     # -- the log
 
