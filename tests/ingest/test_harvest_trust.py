@@ -276,3 +276,42 @@ def _utc_day(stamp: str) -> str:
     from datetime import UTC, datetime
 
     return datetime.fromisoformat(stamp).astimezone(UTC).date().isoformat()
+
+
+@pytest.mark.parametrize(
+    ("host", "given", "kept"),
+    [
+        ("gitee", "", "Asia/Shanghai"),
+        ("github", "", "UTC"),
+        ("github", "Asia/Shanghai", "Asia/Shanghai"),
+    ],
+)
+def test_9_a_new_source_takes_the_zone_its_host_shows_unless_told(client, staff, host, given, kept):
+    client.force_login(staff)
+    form = {
+        "host": host,
+        "repository": "ascend/MindSpeed",
+        "created_from": "2024-03-01",
+        "created_until": "2024-03-31",
+        "time_zone": given,
+    }
+    response = client.post("/ingest/sources/new/", form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Source.objects.get().time_zone == kept
+    assert f"2024-03-31 ({kept})" in client.get(response["Location"]).content.decode()
+
+
+def test_9_the_api_takes_a_zone_and_refuses_one_that_does_not_exist(client, staff):
+    client.force_login(staff)
+    new = {
+        "host": "gitee",
+        "repository": "mindspore/mindformers",
+        "created_from": "2024-03-01",
+        "created_until": "2024-03-31",
+    }
+    bad = client.post("/api/sources/", {**new, "time_zone": "Mars/Olympus"}, "application/json")
+    assert bad.status_code == 400
+    assert "'Mars/Olympus' is not a time zone" in bad.json()["fields"]["time_zone"][0]
+    made = client.post("/api/sources/", new, "application/json")
+    assert made.status_code == 201, made.content
+    assert made.json()["time_zone"] == "Asia/Shanghai"
