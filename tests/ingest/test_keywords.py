@@ -2,11 +2,11 @@
 
 import pytest
 
-from ingest.keywords import keyword_pattern, keywords_found, parse_filter_keywords
+from ingest.keywords import KeywordMatcher, parse_filter_keywords
 from tests.conftest import STUDY
 
 KEYWORDS = ["yi", "llama", "gpt", "large language model", "opt", "T5", "LLM", "ChatGPT"]
-PATTERN = keyword_pattern(KEYWORDS)
+MATCHER = KeywordMatcher(KEYWORDS)
 
 
 @pytest.mark.parametrize(
@@ -26,7 +26,7 @@ PATTERN = keyword_pattern(KEYWORDS)
     ],
 )
 def test_whole_words_case_insensitive_with_versions_and_plurals(text, found):
-    assert keywords_found(PATTERN, KEYWORDS, text) == found
+    assert MATCHER.found(text) == found
 
 
 def test_study_keyword_file_gives_one_set_per_framework_without_repeats():
@@ -44,8 +44,78 @@ def test_keyword_file_is_parsed_not_executed():
 
 
 def test_empty_set_matches_nothing():
-    assert keyword_pattern([]) is None
-    assert keywords_found(None, [], "llama") == []
+    assert KeywordMatcher([]).found("llama") == []
+    assert KeywordMatcher(["  ", ""]).hits("llama") == []
+
+
+# Chinese and mixed text (issue 13): what the study's Gitee trackers (MindSpore, MindSpeed,
+# mindformers) write, and identifiers as people paste them.
+FULL_WIDTH_LLAMA = "\uff2c\uff2c\uff41\uff2d\uff21"  # LLaMA typed with a Chinese input method
+MIXED = [
+    "deepspeed",
+    "llama",
+    "MindFormers",
+    "Qwen",
+    "910B",
+    "lora",
+    "vLLM engine",
+    "vLLM",
+    "OPT",
+    "微调",
+    "昇腾",
+    "大模型",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("使用deepspeed训练时报错", ["deepspeed"]),  # English next to Chinese
+        ("基于llama的微调", ["llama", "微调"]),  # a Chinese keyword is a substring
+        ("MindFormers接口报错", ["MindFormers"]),
+        ("昇腾910B上运行Qwen2失败", ["Qwen", "910B", "昇腾"]),
+        ("model = LlamaForCausalLM.from_pretrained(path)", ["llama"]),  # a CamelCase hump
+        ("peft_config = LoraConfig(r=8)", ["lora"]),
+        (
+            FULL_WIDTH_LLAMA + " 推理很慢",
+            ["llama"],
+        ),  # full-width letters from a Chinese input method
+        ("the vLLM engine hangs", ["vLLM engine", "vLLM"]),  # overlapping: both recorded
+        ("vLLM  engine\nstops", ["vLLM engine", "vLLM"]),
+        ("set fp16_opt_level to O2", []),  # inside an identifier: not OPT
+        ("OPT-13B 跑不起来", ["OPT"]),
+        ("大模型训练", ["大模型"]),
+        ("lorax and deepspeedy", []),  # still whole words in Latin script
+        ("llamas 与 Qwens", ["llama", "Qwen"]),
+        ("", []),
+    ],
+)
+def test_chinese_and_mixed_text(text, found):
+    assert KeywordMatcher(MIXED).found(text) == found
+
+
+def test_every_hit_says_where_and_why_in_the_text_as_given():
+    text = "\uff2c\uff2c\uff41\uff2d\uff21的微调, llamas"  # full-width LLaMA
+    hits = KeywordMatcher(["llama", "微调"]).hits(text)
+    assert [(text[h.start : h.end], h.keyword, h.why) for h in hits] == [
+        (FULL_WIDTH_LLAMA, "llama", "a whole word"),
+        ("微调", "微调", "a Chinese term: matched anywhere"),
+        ("llamas", "llama", "a word in the plural"),
+    ]
+
+
+def test_positions_survive_characters_that_normalise_to_several():
+    text = "ﬁne-tune ㎏ Llama"  # the ligature becomes "fi", the unit "kg"
+    (hit,) = KeywordMatcher(["llama"]).hits(text)
+    assert text[hit.start : hit.end] == "Llama"
+    assert KeywordMatcher(["fine-tune"]).found(text) == ["fine-tune"]
+
+
+def test_a_set_keeps_one_spelling_of_a_keyword_in_any_width_or_case():
+    assert KeywordMatcher(["LLaMA", "llama", FULL_WIDTH_LLAMA, "微调"]).keywords == [
+        "LLaMA",
+        "微调",
+    ]
 
 
 def test_import_keywords_command_creates_one_set_per_framework(db, capsys):
