@@ -9,7 +9,8 @@ Rules (also in the README and on the preview page):
   in the identifier `fp16_opt_level`), where a word also ends at a change of script
   (`使用deepspeed训练`) and at a CamelCase hump (`LlamaForCausalLM`, `LoraConfig`,
   `MindFormers接口`). It may be followed by digits, a version or a plural `s`
-  (`Llama2`, `llama-3`, `llamas`, `GPT-4`); a phrase matches across any run of whitespace ("large  language\\nmodel").
+  (`Llama2`, `llama-3`, `llamas`, `GPT-4`); a phrase matches across any run of whitespace
+  ("large  language\\nmodel").
 - Every keyword that matches is recorded, overlapping ones too (`vLLM engine` and `vLLM`).
 """
 
