@@ -12,7 +12,7 @@ import html
 import re
 from collections.abc import Iterable
 
-from ingest.keywords import KeywordMatcher
+from ingest.keywords import KeywordMatcher, marked_html
 
 # A tag as nh3 serializes it: attribute values are always double-quoted and may contain ">".
 TAG = re.compile(r'(<(?:[^>"]|"[^"]*")*>)')
@@ -28,18 +28,7 @@ def highlight_keywords(safe_html: str, keywords: Iterable[str]) -> str:
             out.append(part)
             continue
         text = html.unescape(part)
-        out.append(marked(text, matcher.spans(text)))
-    return "".join(out)
-
-
-def marked(text: str, spans: list[tuple[int, int]]) -> str:
-    """Plain text to safe HTML with each [start, end) span in a `<mark class="kw">`."""
-    out, pos = [], 0
-    for start, end in spans:
-        out.append(html.escape(text[pos:start], quote=False))
-        out.append(f'<mark class="kw">{html.escape(text[start:end], quote=False)}</mark>')
-        pos = end
-    out.append(html.escape(text[pos:], quote=False))
+        out.append(marked_html(text, matcher.spans(text)))
     return "".join(out)
 
 

@@ -145,3 +145,14 @@ class UrlListForm(forms.Form):
     def clean_file(self) -> tuple[str, str]:
         upload = self.cleaned_data["file"]
         return upload.name, uploaded_text(upload)
+
+
+class KeywordPreviewForm(forms.Form):
+    text = forms.CharField(
+        max_length=100_000,
+        strip=False,
+        label="Text to try",
+        help_text="Paste an issue's title and body (Chinese, English or both): the page shows "
+        "each keyword that matches, where, and why.",
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
+    )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import html
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -176,6 +177,17 @@ class KeywordMatcher:
             else:
                 merged.append((hit.start, hit.end))
         return merged
+
+
+def marked_html(text: str, spans: list[tuple[int, int]]) -> str:
+    """Plain text to safe HTML (escaped) with each [start, end) span in a `<mark class="kw">`."""
+    out, pos = [], 0
+    for start, end in spans:
+        out.append(html.escape(text[pos:start], quote=False))
+        out.append(f'<mark class="kw">{html.escape(text[start:end], quote=False)}</mark>')
+        pos = end
+    out.append(html.escape(text[pos:], quote=False))
+    return "".join(out)
 
 
 def _has_cjk(keyword: str) -> bool:

@@ -179,3 +179,42 @@ def test_a_keyword_file_error_names_the_file_and_line():
         parse_filter_keywords("vllm_keywords = [\n  'a',\n  print('b'),\n]\n", "kw.py")
     with pytest.raises(ConcordError, match=r"kw\.py: no `<framework>_keywords"):
         parse_filter_keywords("x = 1\n", "kw.py")
+
+
+# ---------------------------------------------------------------- the preview page
+
+
+def test_the_preview_shows_each_match_where_and_why_and_escapes_the_text(client, staff):
+    from ingest.models import KeywordSet
+
+    keyword_set = KeywordSet.objects.create(name="mindspore", keywords=["llama", "微调", "OPT"])
+    client.force_login(staff)
+    url = f"/ingest/keyword-sets/{keyword_set.pk}/preview/"
+    assert client.get(url).status_code == 200
+
+    text = "<script>x</script> 基于LlamaForCausalLM的微调, fp16_opt_level=O2"
+    response = client.post(url, {"text": text})
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "A candidate: llama, 微调" in page
+    assert '<td>llama</td><td><mark class="kw">Llama</mark></td>' in page
+    assert "a Chinese term: matched anywhere" in page
+    assert "&lt;script&gt;x&lt;/script&gt;" in page
+    assert "<script>x</script>" not in page
+    assert '<mark class="kw">微调</mark>, fp16_opt_level' in page  # OPT inside an identifier: no
+
+
+def test_the_preview_says_when_nothing_matches_and_refuses_bad_text(client, staff):
+    from ingest.models import KeywordSet
+
+    keyword_set = KeywordSet.objects.create(name="t", keywords=["llama"])
+    client.force_login(staff)
+    url = f"/ingest/keyword-sets/{keyword_set.pk}/preview/"
+    assert "Not a candidate" in client.post(url, {"text": "yield"}).content.decode()
+    refused = client.post(url, {"text": "a\x00b"})
+    assert refused.status_code == 400
+    assert "contains a NUL character" in refused.content.decode()
+    too_long = client.post(url, {"text": "llama " * 20_000}).content.decode()
+    assert "at most 100000 characters" in too_long
+    assert 'id="verdict"' not in too_long
