@@ -257,6 +257,8 @@ GITHUB_API_URL = env("GITHUB_API_URL", default="https://api.github.com")
 GITEE_API_URL = env("GITEE_API_URL", default="https://gitee.com/api/v5")
 GITHUB_TOKEN = env("GITHUB_TOKEN", default="")
 GITEE_TOKEN = env("GITEE_TOKEN", default="")
+# With a token, GitHub harvests list issues through GraphQL (comments nested, no pull requests)
+GITHUB_GRAPHQL = env.bool("GITHUB_GRAPHQL", default=True)
 HARVEST_MAX_RETRIES = env.int("HARVEST_MAX_RETRIES", default=4)  # per request, on 5xx / timeouts
 HARVEST_BACKOFF_SECONDS = env.float("HARVEST_BACKOFF_SECONDS", default=1.0)  # doubles per retry
 HARVEST_SECONDARY_WAIT_SECONDS = env.float("HARVEST_SECONDARY_WAIT_SECONDS", default=60.0)

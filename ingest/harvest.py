@@ -36,6 +36,7 @@ from ingest.clients import (
     client_for,
 )
 from ingest.clients.base import PER_PAGE
+from ingest.clients.github_graphql import GitHubGraphQLClient
 from ingest.issue_refs import IssueRef, issue_web_url
 from ingest.models import (
     ACTIVE_STATUSES,
@@ -68,20 +69,24 @@ ISSUE_UPDATE_FIELDS = (
 COMMENT_UPDATE_FIELDS = ("issue", "author", "body", "created_at", "updated_at")
 
 
-def source_client(source: Source):
+def source_client(source: Source, *, listing: bool = False):
+    """The client for a source's host. For a harvest's listing (`listing`), GitHub with a token
+    is asked through GraphQL (GITHUB_GRAPHQL): issues with their comments, no pull requests."""
     api_url = {"github": settings.GITHUB_API_URL, "gitee": settings.GITEE_API_URL}[source.host]
     token = (
         source.token
         or {"github": settings.GITHUB_TOKEN, "gitee": settings.GITEE_TOKEN}[source.host]
     )
-    return client_for(
-        source.host,
-        api_url=api_url,
-        token=token,
-        max_retries=settings.HARVEST_MAX_RETRIES,
-        backoff=settings.HARVEST_BACKOFF_SECONDS,
-        secondary_wait=settings.HARVEST_SECONDARY_WAIT_SECONDS,
-    )
+    options = {
+        "api_url": api_url,
+        "token": token,
+        "max_retries": settings.HARVEST_MAX_RETRIES,
+        "backoff": settings.HARVEST_BACKOFF_SECONDS,
+        "secondary_wait": settings.HARVEST_SECONDARY_WAIT_SECONDS,
+    }
+    if listing and source.host == "github" and token and settings.GITHUB_GRAPHQL:
+        return GitHubGraphQLClient(**options)
+    return client_for(source.host, **options)
 
 
 def window(source: Source) -> tuple[datetime, datetime]:
@@ -154,7 +159,7 @@ def harvest_advance(
     run = HarvestRun.objects.select_related("source").get(pk=run_id)
     validators = {v.url: v for v in run.source.page_validators.all()}
     pages = 0
-    with PageFetcher(client or source_client(run.source)) as fetcher:
+    with PageFetcher(client or source_client(run.source, listing=True)) as fetcher:
         while run.is_active and (max_pages is None or pages < max_pages):
             if run.cancel_requested:
                 return _finish(run, RunStatus.CANCELLED)
@@ -428,8 +433,15 @@ def _etag(validator: PageValidator | None) -> str | None:
 
 def _first_url(source: Source, client, phase: str) -> str:
     if phase == ISSUES:
-        return client.issues_url(source.owner, source.repo)
+        return client.issues_url(source.owner, source.repo, _last_done_start(source))
     return client.comments_url(source.owner, source.repo, window(source)[0])
+
+
+def _last_done_start(source: Source) -> datetime | None:
+    """When the source's last finished run began: everything updated before then is stored (a
+    GraphQL re-harvest asks only for what changed since; REST sends ETags instead)."""
+    done = source.runs.filter(status=RunStatus.DONE).order_by("-created_at")
+    return done.values_list("created_at", flat=True).first()
 
 
 def _store_page(
@@ -447,7 +459,7 @@ def _store_page(
     """Store a page's rows and move the checkpoint past it, in one transaction, if the checkpoint
     is still `expected`. Returns the run as stored, or None when another worker got there first."""
     source = run.source
-    counts = {"pages": 1, "requests": 1 + extra}
+    counts = {"pages": 1, "requests": page.requests + extra}
     if page.not_modified and cached:
         counts["pages_unchanged"] = 1
     with transaction.atomic():
@@ -460,6 +472,8 @@ def _store_page(
             if phase == ISSUES:
                 stored, skipped = _store_issues(source, page.items)
                 counts.update(issues_fetched=stored, pull_requests_skipped=skipped)
+                if page.comments:  # GraphQL: the issues' comments came with them
+                    counts["comments_fetched"] = _store_comments(source, page.comments)
             else:
                 counts["comments_fetched"] = _store_comments(source, page.items)
         cursor = _next_cursor(expected, page, phase, next_url, ends, moves)
@@ -469,7 +483,7 @@ def _store_page(
         same_phase = cursor["phase"] == phase
         locked.reached = (_reached(page, phase) or locked.reached) if same_phase else None
         went_deeper = not same_phase or cursor.get("depth", 0) > expected.get("deepest", 0)
-        locked.idle_requests = 0 if went_deeper else locked.idle_requests + 1 + extra
+        locked.idle_requests = 0 if went_deeper else locked.idle_requests + page.requests + extra
         locked.rate_waits = 0
         locked.cursor = cursor
         locked.status = RunStatus.RUNNING
@@ -489,7 +503,8 @@ def _next_cursor(
     """Where the checkpoint goes after this page: the next page of this walk (how deep it is,
     the deepest page reached, the host's item count), or the next phase."""
     if ends or next_url is None:
-        return {"phase": COMMENTS if phase == ISSUES else DONE, "url": None}
+        after_issues = DONE if page.comments_included else COMMENTS
+        return {"phase": after_issues if phase == ISSUES else DONE, "url": None}
     depth = expected.get("depth", 0) + 1
     cursor = {
         **expected,

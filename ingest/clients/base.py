@@ -61,6 +61,10 @@ class Page:
     not_modified: bool = False
     rate: RateState = RateState()
     total: int | None = None  # items in the whole listing, when the host says
+    # GraphQL: each issue's comments come with it (and the requests it took to get them all)
+    comments: list = field(default_factory=list)
+    comments_included: bool = False
+    requests: int = 1
 
 
 class ForgeError(Exception):
@@ -193,6 +197,12 @@ class ForgeClient:
     def get(self, url: str, *, etag: str | None = None) -> requests.Response:
         """GET with retries on transient trouble; raises the ForgeError subclasses. Only URLs on
         the API's own host and scheme are fetched: the token goes nowhere else."""
+        return self.send("GET", url, etag=etag)
+
+    def send(
+        self, method: str, url: str, *, etag: str | None = None, body: dict | None = None
+    ) -> requests.Response:
+        """One request (GET, or POST with a JSON `body`), as `get` describes."""
         if not self.on_api_host(url):
             raise OffHostUrl(
                 f"refused to fetch {url}: it is not on the API host {self.api_url}, and the "
@@ -204,8 +214,13 @@ class ForgeClient:
         for attempt in range(self.max_retries + 1):
             try:
                 self.requests_made += 1
-                response = self.session.get(
-                    url, headers=headers, timeout=self.timeout, allow_redirects=False
+                response = self.session.request(
+                    method,
+                    url,
+                    headers=headers,
+                    json=body,
+                    timeout=self.timeout,
+                    allow_redirects=False,
                 )
             except (requests.ConnectionError, requests.Timeout) as exc:
                 problem = f"{type(exc).__name__} from {url}"

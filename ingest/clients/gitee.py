@@ -35,7 +35,8 @@ class GiteeClient(ForgeClient):
     def parse_comment(item: dict) -> CommentRecord:
         return comment_record(item)
 
-    def issues_url(self, owner: str, repo: str) -> str:
+    def issues_url(self, owner: str, repo: str, updated_since: datetime | None = None) -> str:
+        """The listing's first page (`updated_since` is GitHub GraphQL's; unused here)."""
         query = urlencode(
             {
                 "state": "all",

@@ -41,7 +41,9 @@ class GitHubClient(ForgeClient):
             "X-GitHub-Api-Version": API_VERSION,
         }
 
-    def issues_url(self, owner: str, repo: str) -> str:
+    def issues_url(self, owner: str, repo: str, updated_since: datetime | None = None) -> str:
+        """The listing's first page. `updated_since` is for GraphQL: REST re-harvests send the
+        pages' ETags instead (a `since` would not end the newest-first walk any sooner)."""
         query = urlencode(
             {"state": "all", "sort": "created", "direction": "desc", "per_page": PER_PAGE}
         )

@@ -199,6 +199,7 @@ class _Request:
     query: dict[str, str]
     headers: dict[str, str]
     ordinal: int
+    body: bytes = b""
 
 
 @dataclass
@@ -327,6 +328,7 @@ class _GithubRepo:
             for item in self.issues.items
         ]
         self.by_number = {item["number"]: i for i, item in enumerate(self.issues.items)}
+        self.graphql_issues: dict[int | None, list[int]] = {}
         self.comments = _Collection(
             list(comments), {"created": _created, "updated": _updated}, tiebreak=lambda c: c["id"]
         )
@@ -584,6 +586,114 @@ class _GithubApi:
         return resp
 
 
+# ----------------------------------------------------------------------------- GitHub GraphQL
+
+
+def _gql_cursor(kind: str, offset: int) -> str:
+    return base64.b64encode(f"{kind}:{offset}".encode()).decode()
+
+
+def _gql_offset(kind: str, cursor: str | None) -> int:
+    """Where a connection goes on after `cursor` (its last item's offset, plus one)."""
+    if not cursor:
+        return 0
+    found, _, offset = base64.b64decode(cursor.encode(), validate=True).decode().partition(":")
+    if found != kind or not offset.isdigit():
+        raise ValueError("not a cursor of this connection")
+    return int(offset) + 1
+
+
+class _GithubGraphql:
+    """The two queries the harvester sends, told apart by operation name (a fake, not a GraphQL
+    engine): `ConcordIssues` (repository.issues, newest first, `filterBy.since` on updatedAt, each
+    issue with its first 100 comments) and `ConcordIssueComments` (one issue's comments after a
+    cursor). Shapes follow GitHub's GraphQL reference; pull requests are never in `issues`."""
+
+    def __init__(self, forge: FakeForge):
+        self.forge = forge
+
+    def answer(self, query: str, variables: dict) -> dict:
+        repo = self.forge._github.get((variables["owner"].lower(), variables["name"].lower()))
+        if repo is None:
+            message = f"Could not resolve to a Repository with the name '{variables['owner']}/"
+            message += f"{variables['name']}'."
+            error = {"type": "NOT_FOUND", "path": ["repository"], "message": message}
+            return {"data": {"repository": None}, "errors": [error]}
+        if "ConcordIssueComments" in query:
+            return {"data": {"repository": {"issue": self._issue_comments(repo, variables)}}}
+        if "ConcordIssues" in query:
+            return {"data": {"repository": {"issues": self._issues(repo, variables)}}}
+        raise ValueError("the fake answers only the harvester's two queries")
+
+    def _issues(self, repo: _GithubRepo, variables: dict) -> dict:
+        since = _since(variables.get("since"))
+        items = repo.issues.items
+        listed = repo.graphql_issues.get(since)
+        if listed is None:  # built once per `since`, as the REST listings are
+            updated = repo.issues.values["updated"]
+            view = repo.issues.view("created", True, ("all", None, frozenset()), None)
+            listed = repo.graphql_issues[since] = [
+                i
+                for i in view.indices
+                if "pull_request" not in items[i] and (since is None or updated[i] >= since)
+            ]
+        start = _gql_offset("issues", variables.get("after"))
+        page = listed[start : start + 100]
+        return {
+            "pageInfo": {
+                "hasNextPage": start + 100 < len(listed),
+                "endCursor": _gql_cursor("issues", start + len(page) - 1) if page else None,
+            },
+            "nodes": [self._issue_node(repo, items[i]) for i in page],
+        }
+
+    def _issue_node(self, repo: _GithubRepo, item: dict) -> dict:
+        return {
+            "number": item["number"],
+            "databaseId": item["id"],
+            "url": item["html_url"],
+            "title": item["title"],
+            "body": item["body"] or "",
+            "state": item["state"].upper(),
+            "createdAt": item["created_at"],
+            "updatedAt": item["updated_at"],
+            "closedAt": item["closed_at"],
+            "author": {"login": item["user"]["login"]},
+            "labels": {"nodes": [{"name": label["name"]} for label in item["labels"]]},
+            "comments": self._comments(repo, item["number"], None),
+        }
+
+    def _issue_comments(self, repo: _GithubRepo, variables: dict) -> dict | None:
+        number = int(variables["number"])
+        if number not in repo.by_number:
+            return None
+        return {"comments": self._comments(repo, number, variables.get("after"))}
+
+    @staticmethod
+    def _comments(repo: _GithubRepo, number: int, after: str | None) -> dict:
+        indices = repo.comments_of.get(number, [])
+        start = _gql_offset("comments", after)
+        page = indices[start : start + 100]
+        notes = repo.comments.items
+        return {
+            "totalCount": len(indices),
+            "pageInfo": {
+                "hasNextPage": start + 100 < len(indices),
+                "endCursor": _gql_cursor("comments", start + len(page) - 1) if page else None,
+            },
+            "nodes": [
+                {
+                    "databaseId": notes[i]["id"],
+                    "body": notes[i]["body"],
+                    "createdAt": notes[i]["created_at"],
+                    "updatedAt": notes[i]["updated_at"],
+                    "author": {"login": notes[i]["user"]["login"]},
+                }
+                for i in page
+            ],
+        }
+
+
 # ----------------------------------------------------------------------------- Gitee routes
 
 _GITEE_REPO = re.compile(r"^/repos/([^/]+)/([^/]+)(/.*)?$")
@@ -712,6 +822,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):  # the http.server naming
         self.server.forge._serve(self)
 
+    def do_POST(self):  # GitHub's GraphQL endpoint
+        self.server.forge._serve(self)
+
     def do_HEAD(self):
         self.server.forge._serve(self)
 
@@ -749,6 +862,7 @@ class FakeForge:
         self._redirects: dict[tuple[str, str], tuple[str, str]] = {}
         self._transfers: dict[tuple[str, str, int], tuple[str, str, int]] = {}
         self._github_api, self._gitee_api = _GithubApi(self), _GiteeApi(self)
+        self._graphql_api = _GithubGraphql(self)
         self.requests: list[dict] = []
         self._count = 0
         self.reset_knobs()
@@ -928,8 +1042,17 @@ class FakeForge:
         with self._lock:
             self._count += 1
             ordinal = self._count
+        length = _int_or(headers.get("content-length"), 0)
+        body = handler.rfile.read(length) if length > 0 else b""
         return _Request(
-            handler.command, handler.path, unquote(parts.path), pairs, dict(pairs), headers, ordinal
+            handler.command,
+            handler.path,
+            unquote(parts.path),
+            pairs,
+            dict(pairs),
+            headers,
+            ordinal,
+            body,
         )
 
     def _answer(self, req: _Request) -> _Response:
@@ -944,6 +1067,8 @@ class FakeForge:
             return self._rate_headers(host, req, resp, self._budget(consume=False))
         if req.ordinal in self.secondary_limit_on:
             return self._secondary(host, req)
+        if host == "github" and subpath == "/graphql":
+            return self._graphql(req)
         api = self._github_api if host == "github" else self._gitee_api
         resp = api.route(req, subpath)
         if host == "github" and resp.conditional and resp.status == 200:
@@ -956,6 +1081,32 @@ class FakeForge:
             body = _GH_PRIMARY if host == "github" else _GITEE_RATE
             resp = _json(self.rate_limit_status, body)
         return self._rate_headers(host, req, resp, budget)
+
+    def _graphql(self, req: _Request) -> _Response:
+        """GitHub's GraphQL endpoint: a token is required; each query costs a point of the same
+        budget (the queries the harvester sends cost 1 on GitHub too)."""
+        if req.method != "POST":
+            return _json(404, _GH_404)
+        if not _token_from_header(req.headers.get("authorization", "")):
+            resp = _json(401, {"message": "This endpoint requires you to be authenticated."})
+            return self._rate_headers("github", req, resp, self._budget(consume=False))
+        budget = self._budget(consume=True)
+        _, remaining, reset = budget
+        if not budget[0]:
+            error = {"type": "RATE_LIMITED", "message": "API rate limit exceeded for user ID 1."}
+            body = {"data": {"rateLimit": self._points(remaining, reset)}, "errors": [error]}
+            return self._rate_headers("github", req, _json(200, body), budget)
+        try:
+            payload = json.loads(req.body or b"{}")
+            data = self._graphql_api.answer(payload.get("query", ""), payload["variables"])
+        except (ValueError, KeyError, TypeError) as exc:
+            return _json(400, {"message": f"Problems parsing JSON: {exc}"})
+        data["data"]["rateLimit"] = self._points(remaining, reset)
+        return self._rate_headers("github", req, _json(200, data), budget)
+
+    @staticmethod
+    def _points(remaining: int, reset: int) -> dict:
+        return {"cost": 1, "remaining": remaining, "resetAt": _gh_time(reset)}
 
     @staticmethod
     def _host_of(path: str) -> tuple[str | None, str]:

@@ -315,3 +315,100 @@ def test_9_the_api_takes_a_zone_and_refuses_one_that_does_not_exist(client, staf
     made = client.post("/api/sources/", new, "application/json")
     assert made.status_code == 201, made.content
     assert made.json()["time_zone"] == "Asia/Shanghai"
+
+
+# -- GitHub at the request floor: GraphQL with a token
+
+
+def test_graphql_harvest_stores_what_rest_stores_at_the_request_floor(db, forge):
+    issues, notes = serve(forge, n_issues=420, comments=2, n_prs=80, start="2022-06-01")
+    busy = next(i for i in issues if "pull_request" not in i and i["created_at"] > "2024")
+    extra = [
+        dict(
+            notes[0],
+            id=9_000_000_000 + k,
+            issue_url=busy["url"],
+            body=f"reply {k}",
+            created_at=busy["created_at"],
+            updated_at=busy["created_at"],
+        )
+        for k in range(250)
+    ]
+    busy = dict(busy, comments=busy["comments"] + len(extra))  # 252 comments on one issue
+    forge.upsert_github_items("vllm-project", "vllm", issues=[busy], comments=extra)
+    tracker = source()
+    rest = harvest(tracker)
+    by_rest = stored_rows()
+    Issue.objects.all().delete()
+    tracker.runs.all().delete()
+    Source.objects.filter(pk=tracker.pk).update(token="a-token")
+    tracker.refresh_from_db()
+    forge.reset_log()
+
+    run = harvest(tracker)
+
+    wanted = [i for i in issues if "pull_request" not in i and i["created_at"] >= "2023"]
+    floor = -(-len(wanted) // 100) + 2  # plus two pages for the 152 comments past the first 100
+    assert run.status == RunStatus.DONE
+    assert stored_rows() == by_rest
+    assert forge.request_count == run.requests == floor
+    assert all(r["path"].endswith("/graphql") for r in forge.requests)
+    assert rest.requests > 2 * floor  # REST reads pages shared with PRs and old issues
+    assert run.pull_requests_skipped == 0
+
+
+def test_graphql_re_harvest_asks_only_for_what_changed_since_the_last_run(db, forge):
+    issues, notes = serve(forge, n_issues=300, comments=1)
+    tracker = source(token="a-token")
+    harvest(tracker)
+    changed = dict(issues[42], title="Edited", updated_at="2099-01-01T00:00:00Z")
+    note = dict(notes[0], id=notes[-1]["id"] + 1, issue_url=changed["url"], body="new reply")
+    note["updated_at"] = note["created_at"] = "2099-01-01T00:00:00Z"
+    forge.upsert_github_items("vllm-project", "vllm", issues=[changed], comments=[note])
+    forge.reset_log()
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert forge.request_count == run.requests == 1
+    assert Issue.objects.get(number=str(changed["number"])).title == "Edited"
+    assert Comment.objects.filter(comment_id=note["id"]).exists()
+    assert Issue.objects.count() == len(issues)
+
+
+def test_graphql_resumes_and_waits_like_rest(db, forge):
+    issues, _ = serve(forge, n_issues=350, comments=1)
+    forge.secondary_limit_on, forge.retry_after = {2}, 1
+    run = harvest_start(source=source(token="a-token"), enqueue=False)
+    run, waits = advance_through_waits(run)
+    assert waits == [1]
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)
+
+
+def test_graphql_with_a_refused_token_fails_clearly(db, forge):
+    serve(forge, n_issues=10)
+    forge.token = "the-right-token"
+    run = harvest(source(token="revoked"))
+    assert run.status == RunStatus.FAILED
+    assert "token was refused (401" in run.error
+
+
+def stored_rows():
+    issues = Issue.objects.values_list(
+        "number", "title", "body", "author", "state", "labels", "created_at", "comment_count"
+    )
+    notes = Comment.objects.values_list("comment_id", "issue__number", "body", "updated_at")
+    return sorted(issues), sorted(notes)
+
+
+def test_a_rest_checkpoint_resumed_with_a_token_starts_graphql_afresh(db, forge):
+    issues, _ = serve(forge, n_issues=350, comments=1)
+    tracker = source()
+    run = harvest_start(source=tracker, enqueue=False)
+    harvest_advance(run_id=run.pk, max_pages=2)  # REST, no token
+    Source.objects.filter(pk=tracker.pk).update(token="a-token")
+    run = harvest_advance(run_id=run.pk)
+    assert run.status == RunStatus.DONE
+    assert run.restarts == 1
+    assert Issue.objects.count() == len(issues)
