@@ -137,30 +137,32 @@ class KeywordMatcher:
 
     def __init__(self, keywords: Iterable[str]) -> None:
         self.keywords = unique_keywords(keywords)
-        self._patterns = [(k, _keyword_regex(k), _has_cjk(k)) for k in self.keywords]
-        # One pass says whether anything can match at all: most issues match no keyword.
-        either = "|".join(p.pattern for _, p, _ in self._patterns)
-        self._any = re.compile(either) if either else None
+        # (keyword, its pattern, its first word folded, whether it is a Chinese term): most
+        # texts lack most keywords, and `in` on the first word says so far faster than a regex.
+        self._patterns = [
+            (k, _keyword_regex(k), fold(k).split()[0], _has_cjk(k)) for k in self.keywords
+        ]
 
     def hits(self, text: str) -> list[Hit]:
-        """Every occurrence of every keyword, in text order."""
-        if self._any is None or not text:
+        """Every occurrence of every keyword (overlapping ones too), in text order."""
+        if not self._patterns or not text:
             return []
         prepared = _Text.of(text)
-        if not self._any.search(prepared.folded):
-            return []
+        folded, size = prepared.folded, len(text)
         found = []
-        for keyword, pattern, substring in self._patterns:
-            for match in pattern.finditer(prepared.folded):
-                start, end = match.start(1), match.end(1)
+        for keyword, pattern, first_word, substring in self._patterns:
+            if first_word not in folded:
+                continue
+            position = 0
+            while (match := pattern.search(folded, position)) is not None:
+                start, end = match.span()
+                position = start + 1
                 why = "a Chinese term: matched anywhere" if substring else None
                 if why is None:
                     end, why = _whole_word(prepared, start, end)
                 if why is not None:
-                    size = len(text)
-                    found.append(
-                        Hit(keyword, prepared.at(start, size), prepared.at(end, size), why)
-                    )
+                    where = prepared.at(start, size), prepared.at(end, size)
+                    found.append(Hit(keyword, *where, why))
         return sorted(found, key=lambda h: (h.start, -h.end, h.keyword))
 
     def found(self, text: str) -> list[str]:
@@ -195,10 +197,8 @@ def _has_cjk(keyword: str) -> bool:
 
 
 def _keyword_regex(keyword: str) -> re.Pattern[str]:
-    """The folded keyword, any run of whitespace between its words; in a lookahead, so that
-    overlapping occurrences are all found."""
-    words = fold(keyword).split()
-    return re.compile(r"(?=(" + r"\s+".join(map(re.escape, words)) + "))")
+    """The folded keyword, any run of whitespace between its words."""
+    return re.compile(r"\s+".join(map(re.escape, fold(keyword).split())))
 
 
 def _whole_word(text: _Text, start: int, end: int) -> tuple[int, str | None]:
