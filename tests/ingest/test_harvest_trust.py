@@ -10,7 +10,7 @@ from ingest.clients import RateLimited
 from ingest.details import issues_fetch_details
 from ingest.harvest import harvest_advance, harvest_start
 from ingest.importers import url_list_import
-from ingest.models import Comment, HarvestRun, Issue, RunStatus, Source
+from ingest.models import Comment, HarvestRun, Issue, KeywordMatch, KeywordSet, RunStatus, Source
 from tests.fakes.forge import make_gitee_issues, make_github_issues
 
 WINDOW = {"created_from": date(2023, 1, 1), "created_until": date(2025, 4, 30)}
@@ -63,7 +63,7 @@ def test_1_a_refused_saved_cursor_restarts_the_listing_fresh_and_ends(db, forge)
 
     assert run.status == RunStatus.DONE
     assert run.restarts == 1
-    assert forge.request_count < 12  # 1 refused + 5 issue pages + 0 comment pages, not 7,561
+    assert forge.request_count < 12  # the refused URL, 5 fresh issue pages, comments: not 7,561
     assert Issue.objects.count() == len(issues)
 
 
@@ -315,6 +315,30 @@ def test_9_the_api_takes_a_zone_and_refuses_one_that_does_not_exist(client, staf
     made = client.post("/api/sources/", new, "application/json")
     assert made.status_code == 201, made.content
     assert made.json()["time_zone"] == "Asia/Shanghai"
+
+
+# -- keyword candidates in Chinese and mixed text, end to end
+
+
+def test_a_gitee_harvest_marks_chinese_and_mixed_candidates(db, forge):
+    issues, _ = make_gitee_issues(
+        "mindspore", "mindformers", 4, start="2024-03-02", end="2024-03-20"
+    )
+    titles = ["使用deepspeed训练时报错", "基于llama的微调", "MindFormers接口报错", "文档错别字"]
+    issues = [dict(i, title=t, body=None) for i, t in zip(issues, titles, strict=True)]
+    forge.add_gitee_repo("mindspore", "mindformers", issues, [])
+    keywords = KeywordSet.objects.create(
+        name="ms", keywords=["DeepSpeed", "LLaMA", "微调", "mindformers"]
+    )
+
+    harvest(source("mindspore", "mindformers", host="gitee", keyword_set=keywords))
+
+    matched = {m.issue.title: m.keywords for m in KeywordMatch.objects.select_related("issue")}
+    assert matched == {
+        "使用deepspeed训练时报错": ["DeepSpeed"],
+        "基于llama的微调": ["LLaMA", "微调"],
+        "MindFormers接口报错": ["mindformers"],
+    }
 
 
 # -- GitHub at the request floor: GraphQL with a token
