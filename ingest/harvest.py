@@ -282,17 +282,7 @@ def _advance_one_page(
         if url == (cursor.get("walk_start") or first_url):
             raise
         return _after_refusal(run, fetcher.client)
-    ends = _ends_phase(source, page, cached, phase)
-    next_url = (cached.next_url or None) if page.not_modified and cached else page.next_url
-    moves: dict = {}
-    if _shifted(cursor, page):  # an item before this page went away: re-walk what moved up
-        lost = cursor["total"] - (page.total or 0)
-        pages_back = -(-lost // PER_PAGE)
-        next_url, ends = fetcher.client.page_back(url, pages_back) or next_url, False
-        moves["depth"] = max(cursor.get("depth", 0) - pages_back, 0)
-    elif (since := _more_by_time(phase, page, next_url)) is not None:
-        next_url = _time_continuation(run, fetcher.client, since)
-        moves.update(walk_start=next_url, since=since.isoformat())
+    next_url, ends, moves = _where_next(run, fetcher.client, url, page, cached)
     if not ends:  # never spend a request on the page after the window
         ahead = None if cursor.get("fresh") else validators.get(next_url or "")
         fetcher.fetch_ahead(phase, next_url, _etag(ahead), page.rate)
@@ -307,6 +297,25 @@ def _advance_one_page(
         moves=moves,
         extra=extra,
     )
+
+
+def _where_next(
+    run: HarvestRun, client, url: str, page: Page, cached: PageValidator | None
+) -> tuple[str | None, bool, dict]:
+    """(the next page, whether this one ends the phase, what else the checkpoint takes): the
+    host's `next`, or the cached one on a 304; a step back when Gitee's pages shifted; a
+    continuation by time when a comment listing stopped short."""
+    cursor, phase = run.cursor, run.cursor["phase"]
+    ends = _ends_phase(run.source, page, cached, phase)
+    next_url = (cached.next_url or None) if page.not_modified and cached else page.next_url
+    if _shifted(cursor, page):  # an item before this page went away: re-walk what moved up
+        pages_back = -(-(cursor["total"] - (page.total or 0)) // PER_PAGE)
+        depth = max(cursor.get("depth", 0) - pages_back, 0)
+        return client.page_back(url, pages_back) or next_url, False, {"depth": depth}
+    if (since := _more_by_time(phase, page, next_url)) is not None:
+        next_url = _time_continuation(run, client, since)
+        return next_url, ends, {"walk_start": next_url, "since": since.isoformat()}
+    return next_url, ends, {}
 
 
 def _shifted(cursor: dict, page: Page) -> bool:
