@@ -1191,6 +1191,7 @@ class FakeForge:
             "headers": req.headers,
             "status": status,
             "ordinal": req.ordinal,
+            "time": time.monotonic(),  # when it was answered: tests check the waits between
         }
         with self._lock:
             self.requests.append(entry)
