@@ -1,6 +1,6 @@
 """Mark matched keywords in HTML that rendering.markdown_to_html already sanitized.
 
-Only text between tags is touched: each text run is unescaped, searched with the same pattern
+Only text between tags is touched: each text run is unescaped, searched with the same matcher
 that made the issue a candidate (ingest.keywords), and escaped again around the inserted
 `<mark class="kw">` elements. Tags and attributes pass through unchanged, so no markup the
 sanitizer removed can come back.
@@ -12,15 +12,15 @@ import html
 import re
 from collections.abc import Iterable
 
-from ingest.keywords import keyword_pattern
+from ingest.keywords import KeywordMatcher, marked_html
 
 # A tag as nh3 serializes it: attribute values are always double-quoted and may contain ">".
 TAG = re.compile(r'(<(?:[^>"]|"[^"]*")*>)')
 
 
 def highlight_keywords(safe_html: str, keywords: Iterable[str]) -> str:
-    pattern = keyword_pattern(keywords)
-    if pattern is None or not safe_html:
+    matcher = KeywordMatcher(keywords)
+    if not matcher.keywords or not safe_html:
         return safe_html
     out = []
     for i, part in enumerate(TAG.split(safe_html)):
@@ -28,12 +28,7 @@ def highlight_keywords(safe_html: str, keywords: Iterable[str]) -> str:
             out.append(part)
             continue
         text = html.unescape(part)
-        pos = 0
-        for match in pattern.finditer(text):
-            out.append(html.escape(text[pos : match.start()], quote=False))
-            out.append(f'<mark class="kw">{html.escape(match.group(0), quote=False)}</mark>')
-            pos = match.end()
-        out.append(html.escape(text[pos:], quote=False))
+        out.append(marked_html(text, matcher.spans(text)))
     return "".join(out)
 
 

@@ -257,10 +257,17 @@ GITHUB_API_URL = env("GITHUB_API_URL", default="https://api.github.com")
 GITEE_API_URL = env("GITEE_API_URL", default="https://gitee.com/api/v5")
 GITHUB_TOKEN = env("GITHUB_TOKEN", default="")
 GITEE_TOKEN = env("GITEE_TOKEN", default="")
+# With a token, GitHub harvests list issues through GraphQL (comments nested, no pull requests)
+GITHUB_GRAPHQL = env.bool("GITHUB_GRAPHQL", default=True)
 HARVEST_MAX_RETRIES = env.int("HARVEST_MAX_RETRIES", default=4)  # per request, on 5xx / timeouts
 HARVEST_BACKOFF_SECONDS = env.float("HARVEST_BACKOFF_SECONDS", default=1.0)  # doubles per retry
 HARVEST_SECONDARY_WAIT_SECONDS = env.float("HARVEST_SECONDARY_WAIT_SECONDS", default=60.0)
 HARVEST_PAGES_PER_TASK = env.int("HARVEST_PAGES_PER_TASK", default=25)  # short tasks resume well
+# Bounds that turn a host's loop into a failure in words (README, "Harvesting"):
+HARVEST_IDLE_REQUESTS = env.int("HARVEST_IDLE_REQUESTS", default=100)  # beyond re-walking once
+HARVEST_MAX_RESTARTS = env.int("HARVEST_MAX_RESTARTS", default=3)  # fresh restarts after a 422
+HARVEST_MAX_RATE_WAITS = env.int("HARVEST_MAX_RATE_WAITS", default=8)  # rate limits in a row
+HARVEST_MAX_WAIT_SECONDS = env.float("HARVEST_MAX_WAIT_SECONDS", default=1800.0)  # growth cap
 CELERY_BEAT_SCHEDULE = {
     "harvest-resume-stale": {
         "task": "ingest.tasks.harvest_resume_stale",

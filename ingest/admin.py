@@ -65,6 +65,8 @@ class SourceAdmin(admin.ModelAdmin):
         "repo",
         "created_from",
         "created_until",
+        "time_zone",
+        "renamed_from",
         "keyword_set",
     )
     list_filter = ("host", "keyword_set")

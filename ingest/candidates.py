@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from django.db import transaction
 
 from concord.db import upsert
-from ingest.keywords import keyword_pattern, keywords_found, unique_keywords
+from ingest.keywords import KeywordMatcher, unique_keywords
 from ingest.models import Issue, KeywordMatch, KeywordSet
 
 BATCH = 2000
@@ -54,12 +54,12 @@ def keyword_set_save(
 
 def candidates_mark(*, keyword_set: KeywordSet, issues: Iterable[Issue]) -> int:
     """(Re)compute the set's matches on `issues`; returns how many match. Idempotent."""
-    pattern = keyword_pattern(keyword_set.keywords)
+    matcher = KeywordMatcher(keyword_set.keywords)
     matched: dict[int, list[str]] = {}
     seen: list[int] = []
     for issue in issues:
         seen.append(issue.pk)
-        found = keywords_found(pattern, keyword_set.keywords, f"{issue.title}\n{issue.body}")
+        found = matcher.found(f"{issue.title}\n{issue.body}")
         if found:
             matched[issue.pk] = found
     for start in range(0, len(seen), BATCH):

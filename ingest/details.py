@@ -86,6 +86,7 @@ def issues_fetch_details(*, issue_ids: Sequence[int], clients: dict | None = Non
             now = timezone.now()
             row = issue_row(issue.host, issue.owner, issue.repo, record, now)
             row["url"] = issue.url  # keep the canonical URL the list gave
+            row["number"] = issue.number  # a transferred issue keeps the identity asked for
             del row["source"]
             upsert(
                 Issue,

@@ -2,7 +2,7 @@ from django import forms
 
 from concord.errors import ConcordError, RowError, utf8_text
 from ingest.keywords import unique_keywords
-from ingest.models import Host, KeywordSet
+from ingest.models import Host, KeywordSet, time_zone_choices
 from ingest.sources import repository_check, repository_parse
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # the study's largest list is ~60 kB
@@ -21,6 +21,9 @@ def uploaded_text(upload) -> str:
         raise forms.ValidationError(str(exc)) from exc
 
 
+HOST_ZONE_CHOICE = ("", "The host's own: UTC for GitHub, Asia/Shanghai for Gitee")
+
+
 class SourceForm(forms.Form):
     host = forms.ChoiceField(choices=Host.choices)
     repository = forms.CharField(
@@ -30,13 +33,19 @@ class SourceForm(forms.Form):
     )
     created_from = forms.DateField(
         label="Created from",
-        help_text="First creation date to harvest (inclusive, UTC).",
+        help_text="First creation date to harvest (inclusive, a day in the time zone below).",
         widget=forms.DateInput(attrs={"type": "date"}),
     )
     created_until = forms.DateField(
         label="Created until",
-        help_text="Last creation date to harvest (inclusive, UTC).",
+        help_text="Last creation date to harvest (inclusive, a day in the time zone below).",
         widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    time_zone = forms.ChoiceField(
+        required=False,
+        choices=[HOST_ZONE_CHOICE],
+        help_text="Whose days the window's dates are. Gitee shows dates in Asia/Shanghai, eight "
+        "hours ahead of UTC: a window read in UTC would start and end 8 hours off.",
     )
     token = forms.CharField(
         required=False,
@@ -51,6 +60,12 @@ class SourceForm(forms.Form):
         empty_label="None: every issue is a candidate",
         help_text="Issues containing one of its keywords become candidates.",
     )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["time_zone"]
+        assert isinstance(field, forms.ChoiceField)  # noqa: S101 - declared just above
+        field.choices = [HOST_ZONE_CHOICE, *time_zone_choices()]
 
     def clean_repository(self) -> tuple[str, str]:
         """(owner, repo), names the chosen host allows (they become API request paths)."""
@@ -130,3 +145,14 @@ class UrlListForm(forms.Form):
     def clean_file(self) -> tuple[str, str]:
         upload = self.cleaned_data["file"]
         return upload.name, uploaded_text(upload)
+
+
+class KeywordPreviewForm(forms.Form):
+    text = forms.CharField(
+        max_length=100_000,
+        strip=False,
+        label="Text to try",
+        help_text="Paste an issue's title and body (Chinese, English or both): the page shows "
+        "each keyword that matches, where, and why.",
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
+    )

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime, time, timedelta
+from datetime import datetime, time, timedelta
+from urllib.parse import unquote
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import transaction
@@ -28,10 +30,13 @@ from ingest.clients import (
     CursorExpired,
     ForgeError,
     IssueRecord,
+    Moved,
     Page,
     RateLimited,
     client_for,
 )
+from ingest.clients.base import PER_PAGE
+from ingest.clients.github_graphql import GitHubGraphQLClient
 from ingest.issue_refs import IssueRef, issue_web_url
 from ingest.models import (
     ACTIVE_STATUSES,
@@ -59,30 +64,37 @@ ISSUE_UPDATE_FIELDS = (
     "host_id",
     "fetched_at",
     "fetch_error",
+    "moved_to",
 )
 COMMENT_UPDATE_FIELDS = ("issue", "author", "body", "created_at", "updated_at")
 
 
-def source_client(source: Source):
+def source_client(source: Source, *, listing: bool = False):
+    """The client for a source's host. For a harvest's listing (`listing`), GitHub with a token
+    is asked through GraphQL (GITHUB_GRAPHQL): issues with their comments, no pull requests."""
     api_url = {"github": settings.GITHUB_API_URL, "gitee": settings.GITEE_API_URL}[source.host]
     token = (
         source.token
         or {"github": settings.GITHUB_TOKEN, "gitee": settings.GITEE_TOKEN}[source.host]
     )
-    return client_for(
-        source.host,
-        api_url=api_url,
-        token=token,
-        max_retries=settings.HARVEST_MAX_RETRIES,
-        backoff=settings.HARVEST_BACKOFF_SECONDS,
-        secondary_wait=settings.HARVEST_SECONDARY_WAIT_SECONDS,
-    )
+    options = {
+        "api_url": api_url,
+        "token": token,
+        "max_retries": settings.HARVEST_MAX_RETRIES,
+        "backoff": settings.HARVEST_BACKOFF_SECONDS,
+        "secondary_wait": settings.HARVEST_SECONDARY_WAIT_SECONDS,
+    }
+    if listing and source.host == "github" and token and settings.GITHUB_GRAPHQL:
+        return GitHubGraphQLClient(**options)
+    return client_for(source.host, **options)
 
 
 def window(source: Source) -> tuple[datetime, datetime]:
-    """[first instant, last instant] of the creation window, in UTC."""
-    start = datetime.combine(source.created_from, time.min, tzinfo=UTC)
-    end = datetime.combine(source.created_until, time.max, tzinfo=UTC)
+    """[first instant, last instant] of the creation window: its dates are days in the source's
+    time zone (a Gitee tracker's dates are Asia/Shanghai days; in UTC they are 8 hours off)."""
+    zone = ZoneInfo(source.time_zone)
+    start = datetime.combine(source.created_from, time.min, tzinfo=zone)
+    end = datetime.combine(source.created_until, time.max, tzinfo=zone)
     return start, end
 
 
@@ -147,7 +159,7 @@ def harvest_advance(
     run = HarvestRun.objects.select_related("source").get(pk=run_id)
     validators = {v.url: v for v in run.source.page_validators.all()}
     pages = 0
-    with PageFetcher(client or source_client(run.source)) as fetcher:
+    with PageFetcher(client or source_client(run.source, listing=True)) as fetcher:
         while run.is_active and (max_pages is None or pages < max_pages):
             if run.cancel_requested:
                 return _finish(run, RunStatus.CANCELLED)
@@ -155,8 +167,7 @@ def harvest_advance(
             try:
                 stored = _advance_one_page(run, fetcher, validators)
             except RateLimited as exc:
-                _record_wait(run, exc)
-                raise
+                return _rate_limited(run, exc)
             except ForgeError as exc:
                 return _finish(run, RunStatus.FAILED, error=str(exc))
             pages += 1
@@ -165,9 +176,50 @@ def harvest_advance(
             elif stored.cursor["phase"] != run.cursor["phase"] == ISSUES:
                 refresh_planner_statistics(Issue)  # the comments phase looks issues up by number
             run = stored
+            if _stalled(run):
+                return _finish(run, RunStatus.FAILED, error=_stalled_reason(run))
             if on_page:
                 on_page(run)
     return run
+
+
+def _stalled(run: HarvestRun) -> bool:
+    """No progress over too many requests: re-walking the pages already walked is allowed once,
+    then HARVEST_IDLE_REQUESTS more, and no more (a host that keeps sending the run back must not
+    keep it busy forever)."""
+    deepest = run.cursor.get("deepest", 0)
+    return run.is_active and run.idle_requests > deepest + settings.HARVEST_IDLE_REQUESTS
+
+
+def _stalled_reason(run: HarvestRun) -> str:
+    return (
+        f"no progress in {run.idle_requests} requests: the {run.cursor.get('phase')} listing "
+        f"kept returning to pages already walked (deepest page {run.cursor.get('deepest', 0)}, "
+        f"{run.restarts} restarts). Stopped instead of looping; the stored issues are kept and "
+        "a new run starts the listing afresh."
+    )
+
+
+def _rate_limited(run: HarvestRun, exc: RateLimited) -> HarvestRun:
+    """Record the wait and re-raise, longer each time in a row for secondary limits; after
+    HARVEST_MAX_RATE_WAITS in a row the run fails, saying why."""
+    waits = run.rate_waits + 1
+    host = run.source.get_host_display()
+    if waits > settings.HARVEST_MAX_RATE_WAITS:
+        return _finish(
+            run,
+            RunStatus.FAILED,
+            error=f"{host} kept refusing with a rate limit: {waits} answers in a row, the last "
+            f"{exc}. Gave up after HARVEST_MAX_RATE_WAITS={settings.HARVEST_MAX_RATE_WAITS}; "
+            "start a new run later (what is stored stays).",
+        )
+    wait = exc.wait_seconds
+    if exc.rate.remaining != 0:  # a secondary limit: no reset time, so back off with growth
+        grown = settings.HARVEST_SECONDARY_WAIT_SECONDS * 2 ** (waits - 1)
+        wait = max(wait, min(grown, settings.HARVEST_MAX_WAIT_SECONDS))
+        exc = RateLimited(str(exc), wait, exc.rate)
+    _record_wait(run, exc, rate_waits=waits)
+    raise exc
 
 
 class PageFetcher:
@@ -208,25 +260,180 @@ def _advance_one_page(
     run: HarvestRun, fetcher: PageFetcher, validators: dict[str, PageValidator]
 ) -> HarvestRun | None:
     """Fetch the page at the checkpoint and store it; the run as stored, None if it was not."""
-    source = run.source
-    phase, url = run.cursor["phase"], run.cursor.get("url")
+    source, cursor = run.source, dict(run.cursor)
+    phase, url = cursor["phase"], cursor.get("url")
     if phase == DONE:
         return _finish(run, RunStatus.DONE)
     first_url = _first_url(source, fetcher.client, phase)
     url = url or first_url
-    cached = validators.get(url)
+    cached = None if cursor.get("fresh") else validators.get(url)
+    extra = 0
     try:
         page = fetcher.fetch(phase, url, _etag(cached))
-    except CursorExpired:
-        if url == first_url:
+        if page.not_modified and cached and cached.full and not cached.next_url:
+            # The body is unchanged, but a full last page says nothing of a page added after it
+            # since (the `link` header is not in the ETag): ask again, unconditionally.
+            page, cached, extra = fetcher.fetch(phase, url, None), None, 1
+    except Moved as exc:
+        if url != first_url:
             raise
-        # A stored cursor URL expired: walk the listing again; upserts make that harmless.
-        _move_cursor(run, expected=run.cursor, cursor={"phase": phase, "url": first_url})
-        return None
+        return _follow_rename(run, fetcher.client, exc)
+    except CursorExpired:
+        if url == (cursor.get("walk_start") or first_url):
+            raise
+        return _after_refusal(run, fetcher.client)
+    next_url, ends, moves = _where_next(run, fetcher.client, url, page, cached)
+    if not ends:  # never spend a request on the page after the window
+        ahead = None if cursor.get("fresh") else validators.get(next_url or "")
+        fetcher.fetch_ahead(phase, next_url, _etag(ahead), page.rate)
+    return _store_page(
+        run,
+        page,
+        expected=cursor,
+        phase=phase,
+        cached=cached,
+        next_url=next_url,
+        ends=ends,
+        moves=moves,
+        extra=extra,
+    )
+
+
+def _where_next(
+    run: HarvestRun, client, url: str, page: Page, cached: PageValidator | None
+) -> tuple[str | None, bool, dict]:
+    """(the next page, whether this one ends the phase, what else the checkpoint takes): the
+    host's `next`, or the cached one on a 304; a step back when Gitee's pages shifted; a
+    continuation by time when a comment listing stopped short."""
+    cursor, phase = run.cursor, run.cursor["phase"]
+    ends = _ends_phase(run.source, page, cached, phase)
     next_url = (cached.next_url or None) if page.not_modified and cached else page.next_url
-    ahead = validators.get(next_url) if next_url else None
-    fetcher.fetch_ahead(phase, next_url, _etag(ahead), page.rate)
-    return _store_page(run, page, expected=dict(run.cursor), phase=phase, cached=cached)
+    if _shifted(cursor, page):  # an item before this page went away: re-walk what moved up
+        pages_back = -(-(cursor["total"] - (page.total or 0)) // PER_PAGE)
+        depth = max(cursor.get("depth", 0) - pages_back, 0)
+        return client.page_back(url, pages_back) or next_url, False, {"depth": depth}
+    if (since := _more_by_time(phase, page, next_url)) is not None:
+        next_url = _time_continuation(run, client, since)
+        return next_url, ends, {"walk_start": next_url, "since": since.isoformat()}
+    return next_url, ends, {}
+
+
+def _shifted(cursor: dict, page: Page) -> bool:
+    """The host's item count fell since the last page (Gitee's `total_count`): the items after
+    the one that went away moved up a place, and the first of this page now ends the page
+    before, already walked."""
+    before = cursor.get("total")
+    return page.total is not None and before is not None and page.total < before
+
+
+def _more_by_time(phase: str, page: Page, next_url: str | None) -> datetime | None:
+    """Where to go on from by time, after a full comments page with no next page from a host
+    that gives no count: a listing the host stopped serving deep down, or one that ended exactly
+    on a page boundary. Only asking by time tells them apart (one request in the second case)."""
+    if phase != COMMENTS or next_url is not None or page.not_modified or page.total is not None:
+        return None
+    return _reached(page, COMMENTS) if len(page.items) >= PER_PAGE else None
+
+
+def _ends_phase(source: Source, page: Page, cached: PageValidator | None, phase: str) -> bool:
+    """The issues listing (newest first) has gone past the window's start on this page."""
+    if phase != ISSUES:
+        return False
+    if page.not_modified and cached:
+        return cached.ends_phase
+    start = window(source)[0]
+    return any(r.created_at < start for r in page.items)
+
+
+def _after_refusal(run: HarvestRun, client) -> HarvestRun | None:
+    """The host refused a saved page URL (422: an expired cursor, or a listing capped deep down).
+
+    Comments are listed by update time, so they continue by time from the last update stored
+    (`since=`). Issues begin again from the first page, fresh: no ETags, since 304s would walk
+    the stored `next` links back to the very URL refused. HARVEST_MAX_RESTARTS bounds that."""
+    cursor, source = dict(run.cursor), run.source
+    if cursor["phase"] == COMMENTS and run.reached:
+        return _continue_by_time(run, client, since=run.reached, extra_requests=1)
+    restarts = run.restarts + 1
+    if restarts > settings.HARVEST_MAX_RESTARTS:
+        raise ForgeError(
+            f"{source.get_host_display()} refused the saved page URL {cursor.get('url')} again "
+            f"after {run.restarts} fresh restarts of the {cursor['phase']} listing; stopped "
+            f"(HARVEST_MAX_RESTARTS={settings.HARVEST_MAX_RESTARTS})."
+        )
+    restarted = {**cursor, "url": None, "fresh": True, "depth": 0, "walk_start": None}
+    _move_cursor(run, expected=run.cursor, cursor=restarted, restarts=restarts)
+    return None
+
+
+def _continue_by_time(
+    run: HarvestRun, client, *, since: datetime, extra_requests: int = 0
+) -> HarvestRun | None:
+    """Go on with the comments listing from `since` (its last update stored): never finish
+    while the host says, or may be saying, there is more."""
+    url = _time_continuation(run, client, since)
+    moved = {**run.cursor, "url": url, "walk_start": url, "since": since.isoformat()}
+    _move_cursor(run, expected=run.cursor, cursor=moved, requests=extra_requests)
+    return None
+
+
+def _time_continuation(run: HarvestRun, client, since: datetime) -> str:
+    """The comments listing from `since` on; ForgeError when that would not move forward."""
+    previous = run.cursor.get("since")
+    if previous and datetime.fromisoformat(previous) >= since:
+        raise ForgeError(
+            f"the comments listing cannot go on past {since.isoformat()}: more than a page of "
+            "comments share that update time, and the host serves no page after it. Stopped "
+            "rather than finish with comments missing."
+        )
+    return client.comments_url(run.source.owner, run.source.repo, since)
+
+
+def _follow_rename(run: HarvestRun, client, moved: Moved) -> HarvestRun | None:
+    """A renamed repository: record the old name on the source and go on under the new one, so
+    stored issues carry the name their URLs say and a harvest under the new name finds them."""
+    source = run.source
+    target = repository_at(client, client.move_target(moved))
+    if target is None or target == (source.owner, source.repo):
+        raise ForgeError(f"the repository moved to {moved.location}, which is not a repository")
+    source_rename(source, *target)
+    _move_cursor(run, expected=run.cursor, cursor={**run.cursor, "url": None}, requests=1)
+    return None
+
+
+def repository_at(client, api_url: str) -> tuple[str, str] | None:
+    """(owner, repo) of a repository API URL: `/repos/{owner}/{repo}/...` on the API host."""
+    path = api_url.removeprefix(client.api_url).split("?")[0]
+    parts = path.strip("/").split("/")
+    if len(parts) >= 3 and parts[0] == "repos":
+        return unquote(parts[1]), unquote(parts[2])
+    return None
+
+
+def source_rename(source: Source, owner: str, repo: str) -> None:
+    """Rename a source after its host did, carrying its stored issues over to the new name (an
+    issue already stored under the new name keeps its row)."""
+    old = source.repository
+    with transaction.atomic():
+        clash = Source.objects.filter(
+            host=source.host,
+            owner=owner,
+            repo=repo,
+            created_from=source.created_from,
+            created_until=source.created_until,
+        ).exclude(pk=source.pk)
+        other = clash.first()
+        if other is not None:
+            raise ForgeError(
+                f"{old} was renamed to {owner}/{repo} on {source.get_host_display()}, which is "
+                f"already a source for the same window (#{other.pk}); harvest that one."
+            )
+        taken = Issue.objects.filter(host=source.host, owner=owner, repo=repo).values("number")
+        Issue.objects.filter(host=source.host, owner=source.owner, repo=source.repo).exclude(
+            number__in=taken
+        ).update(owner=owner, repo=repo)
+        Source.objects.filter(pk=source.pk).update(owner=owner, repo=repo, renamed_from=old)
+    source.owner, source.repo, source.renamed_from = owner, repo, old
 
 
 def _etag(validator: PageValidator | None) -> str | None:
@@ -235,21 +442,35 @@ def _etag(validator: PageValidator | None) -> str | None:
 
 def _first_url(source: Source, client, phase: str) -> str:
     if phase == ISSUES:
-        return client.issues_url(source.owner, source.repo)
+        return client.issues_url(source.owner, source.repo, _last_done_start(source))
     return client.comments_url(source.owner, source.repo, window(source)[0])
 
 
+def _last_done_start(source: Source) -> datetime | None:
+    """When the source's last finished run began: everything updated before then is stored (a
+    GraphQL re-harvest asks only for what changed since; REST sends ETags instead)."""
+    done = source.runs.filter(status=RunStatus.DONE).order_by("-created_at")
+    return done.values_list("created_at", flat=True).first()
+
+
 def _store_page(
-    run: HarvestRun, page: Page, *, expected: dict, phase: str, cached: PageValidator | None
+    run: HarvestRun,
+    page: Page,
+    *,
+    expected: dict,
+    phase: str,
+    cached: PageValidator | None,
+    next_url: str | None,
+    ends: bool,
+    moves: dict,
+    extra: int = 0,
 ) -> HarvestRun | None:
     """Store a page's rows and move the checkpoint past it, in one transaction, if the checkpoint
     is still `expected`. Returns the run as stored, or None when another worker got there first."""
     source = run.source
-    counts = {"pages": 1, "requests": 1}
-    next_url, ends_phase = page.next_url, False
+    counts = {"pages": 1, "requests": page.requests + extra}
     if page.not_modified and cached:
         counts["pages_unchanged"] = 1
-        next_url, ends_phase = cached.next_url or None, cached.ends_phase
     with transaction.atomic():
         relax_commit_durability()  # a page lost to a crash goes with its checkpoint: refetched
         runs = HarvestRun.objects.select_related("source").select_for_update(of=("self",))
@@ -258,31 +479,21 @@ def _store_page(
             return None
         if not page.not_modified:
             if phase == ISSUES:
-                stored, skipped, ends_phase = _store_issues(source, page.items)
+                stored, skipped = _store_issues(source, page.items)
                 counts.update(issues_fetched=stored, pull_requests_skipped=skipped)
+                if page.comments:  # GraphQL: the issues' comments came with them
+                    counts["comments_fetched"] = _store_comments(source, page.comments)
             else:
                 counts["comments_fetched"] = _store_comments(source, page.items)
-        cursor = {"phase": phase, "url": next_url}
-        if ends_phase or next_url is None:
-            cursor = {"phase": COMMENTS if phase == ISSUES else DONE, "url": None}
-        upsert(
-            PageValidator,
-            [
-                {
-                    "source": source.pk,
-                    "url": page.url,
-                    "etag": page.etag or "",
-                    "next_url": next_url or "",
-                    "ends_phase": ends_phase,
-                }
-            ],
-            unique=("source", "url"),
-            update=("etag", "next_url", "ends_phase"),
-        )
+        cursor = _next_cursor(expected, page, phase, next_url, ends, moves)
+        _remember_page(source, page, cached, next_url, ends)
         for name, n in counts.items():
             setattr(locked, name, getattr(locked, name) + n)
         same_phase = cursor["phase"] == phase
         locked.reached = (_reached(page, phase) or locked.reached) if same_phase else None
+        went_deeper = not same_phase or cursor.get("depth", 0) > expected.get("deepest", 0)
+        locked.idle_requests = 0 if went_deeper else locked.idle_requests + page.requests + extra
+        locked.rate_waits = 0
         locked.cursor = cursor
         locked.status = RunStatus.RUNNING
         locked.waiting_until = None
@@ -295,6 +506,50 @@ def _store_page(
     return locked
 
 
+def _next_cursor(
+    expected: dict, page: Page, phase: str, next_url: str | None, ends: bool, moves: dict
+) -> dict:
+    """Where the checkpoint goes after this page: the next page of this walk (how deep it is,
+    the deepest page reached, the host's item count), or the next phase."""
+    if ends or next_url is None:
+        after_issues = DONE if page.comments_included else COMMENTS
+        return {"phase": after_issues if phase == ISSUES else DONE, "url": None}
+    depth = expected.get("depth", 0) + 1
+    cursor = {
+        **expected,
+        "url": next_url,
+        "depth": depth,
+        "deepest": max(expected.get("deepest", 0), depth),
+    }
+    if page.total is not None:
+        cursor["total"] = page.total
+    cursor.update(moves)
+    return cursor
+
+
+def _remember_page(
+    source: Source, page: Page, cached: PageValidator | None, next_url: str | None, ends: bool
+) -> None:
+    """The page's ETag and where the listing went on from it, for a conditional request next
+    time; whether it was full (see PageValidator.full)."""
+    full = cached.full if page.not_modified and cached else len(page.items) >= PER_PAGE
+    upsert(
+        PageValidator,
+        [
+            {
+                "source": source.pk,
+                "url": page.url,
+                "etag": page.etag or "",
+                "next_url": next_url or "",
+                "ends_phase": ends,
+                "full": full,
+            }
+        ],
+        unique=("source", "url"),
+        update=("etag", "next_url", "ends_phase", "full"),
+    )
+
+
 def _reached(page: Page, phase: str) -> datetime | None:
     """Where in time the listing has got after this page (see HarvestRun.reached)."""
     if phase == ISSUES:
@@ -302,8 +557,8 @@ def _reached(page: Page, phase: str) -> datetime | None:
     return max((r.updated_at or r.created_at for r in page.items if r.created_at), default=None)
 
 
-def _store_issues(source: Source, records: list[IssueRecord]) -> tuple[int, int, bool]:
-    """Upsert the in-window issues of a page (newest first); say whether the window ended here."""
+def _store_issues(source: Source, records: list[IssueRecord]) -> tuple[int, int]:
+    """Upsert the in-window issues of a page; how many, and how many pull requests left out."""
     start, end = window(source)
     now = timezone.now()
     in_window = [r for r in records if start <= r.created_at <= end]
@@ -325,8 +580,7 @@ def _store_issues(source: Source, records: list[IssueRecord]) -> tuple[int, int,
                 number__in=[r.number for r in issues],
             ).only("pk", "title", "body"),
         )
-    ended = any(r.created_at < start for r in records)
-    return len(issues), len(in_window) - len(issues), ended
+    return len(issues), len(in_window) - len(issues)
 
 
 def issue_row(host, owner, repo, record: IssueRecord, now, *, source=None) -> dict:
@@ -351,6 +605,7 @@ def issue_row(host, owner, repo, record: IssueRecord, now, *, source=None) -> di
         "host_id": record.host_id,
         "fetched_at": now,
         "fetch_error": "",
+        "moved_to": record.moved_to,
         "source": source.pk if source else None,
     }
 
@@ -392,12 +647,20 @@ def comment_row(host: str, record: CommentRecord, issue_id: int) -> dict:
     }
 
 
-def _move_cursor(run: HarvestRun, *, expected: dict, cursor: dict) -> None:
+def _move_cursor(
+    run: HarvestRun, *, expected: dict, cursor: dict, requests: int = 1, restarts: int | None = None
+) -> None:
+    """Move the checkpoint without storing a page (a refused URL, a rename), counting the
+    request spent as one without progress."""
     with transaction.atomic():
         locked = HarvestRun.objects.select_for_update().get(pk=run.pk)
         if locked.cursor == expected:
             locked.cursor = cursor
-            locked.save(update_fields=["cursor"])
+            locked.requests += requests
+            locked.idle_requests += requests
+            if restarts is not None:
+                locked.restarts = restarts
+            locked.save(update_fields=["cursor", "requests", "idle_requests", "restarts"])
 
 
 def _wait_if_exhausted(run: HarvestRun) -> None:
@@ -410,10 +673,11 @@ def _wait_if_exhausted(run: HarvestRun) -> None:
         raise raise_wait
 
 
-def _record_wait(run: HarvestRun, exc: RateLimited) -> None:
+def _record_wait(run: HarvestRun, exc: RateLimited, *, rate_waits: int | None = None) -> None:
     until = timezone.now() + timedelta(seconds=exc.wait_seconds)
     HarvestRun.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(
         status=RunStatus.WAITING,
+        rate_waits=run.rate_waits if rate_waits is None else rate_waits,
         waiting_until=until,
         error="",
         rate_remaining=exc.rate.remaining if exc.rate.remaining is not None else run.rate_remaining,

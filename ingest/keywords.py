@@ -1,53 +1,219 @@
-"""Keyword matching: which issues are candidates, and which keywords made them so.
+"""Keyword matching: which issues are candidates, which keywords made them so, and why.
 
-Rules (also in the README): matching is case-insensitive over title and body; a keyword matches
-whole words only (`yi` does not match "yield", `opt` not "option"), but may be followed by digits,
-a version or a plural `s` (`llama` matches "Llama2", "llama-3" and "llamas"; `gpt` matches
-"GPT-4"); a phrase matches across any run of whitespace ("large  language\\nmodel").
+Rules (also in the README and on the preview page):
+- Text and keywords are compared after NFKC normalisation and case folding: full-width letters
+  typed with a Chinese input method (U+FF2C… for `LLaMA`) are `llama`, and case never matters.
+- A keyword with a Chinese (CJK) character in it is matched as a substring: Chinese has no spaces
+  between words (`微调` in `基于llama的微调`).
+- Any other keyword matches whole words only (`yi` not in "yield", `opt` not in "option" nor
+  in the identifier `fp16_opt_level`), where a word also ends at a change of script
+  (`使用deepspeed训练`) and at a CamelCase hump (`LlamaForCausalLM`, `LoraConfig`,
+  `MindFormers接口`). It may be followed by digits, a version or a plural `s`
+  (`Llama2`, `llama-3`, `llamas`, `GPT-4`); a phrase matches across any run of whitespace
+  ("large  language\\nmodel").
+- Every keyword that matches is recorded, overlapping ones too (`vLLM engine` and `vLLM`).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import html
 import re
+import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from concord.errors import ConcordError, Where
 
 KEYWORD_LIST_SUFFIX = "_keywords"
 
 
+def fold(text: str) -> str:
+    """The form keywords and text are compared in: NFKC, then case folded."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
 def unique_keywords(keywords: Iterable[str]) -> list[str]:
-    """Trimmed, blank-free, first spelling kept when a list repeats a keyword in another case."""
+    """Trimmed, blank-free, first spelling kept when a list repeats a keyword in another case
+    (or in full-width letters)."""
     seen: dict[str, str] = {}
     for keyword in keywords:
         cleaned = " ".join(str(keyword).split())
-        if cleaned and cleaned.lower() not in seen:
-            seen[cleaned.lower()] = cleaned
+        if cleaned and fold(cleaned) not in seen:
+            seen[fold(cleaned)] = cleaned
     return list(seen.values())
 
 
-def keyword_pattern(keywords: Iterable[str]) -> re.Pattern[str] | None:
-    words = sorted(unique_keywords(keywords), key=len, reverse=True)  # longest first wins
-    if not words:
-        return None
-    alternatives = "|".join(r"\s+".join(map(re.escape, w.split())) for w in words)
-    return re.compile(rf"(?<![^\W_])(?:{alternatives})(?:s)?(?![^\W\d_])", re.IGNORECASE)
+def is_cjk(char: str) -> bool:
+    """Han, kana and hangul: scripts written without spaces between words."""
+    code = ord(char)
+    return (
+        0x3040 <= code <= 0x30FF  # hiragana, katakana
+        or 0x3400 <= code <= 0x4DBF  # Han extension A
+        or 0x4E00 <= code <= 0x9FFF  # Han
+        or 0xAC00 <= code <= 0xD7AF  # hangul
+        or 0xF900 <= code <= 0xFAFF  # Han compatibility
+        or 0x20000 <= code <= 0x3134F  # Han extensions B-G
+    )
 
 
-def keywords_found(
-    pattern: re.Pattern[str] | None, keywords: Iterable[str], text: str
-) -> list[str]:
-    """The set's keywords (as the set spells them) that occur in `text`, in the set's order."""
-    if pattern is None or not text:
-        return []
-    hits = {" ".join(m.group(0).split()).lower() for m in pattern.finditer(text)}
-    found = []
-    for keyword in unique_keywords(keywords):
-        key = keyword.lower()
-        if key in hits or f"{key}s" in hits:
-            found.append(keyword)
-    return found
+@functools.lru_cache(maxsize=4096)
+def _kind(char: str) -> str:
+    """What a character is for word boundaries: cjk, digit, letter, joiner (`_`) or space."""
+    if char == "_":
+        return "joiner"
+    if is_cjk(char):
+        return "cjk"
+    if char.isdigit():
+        return "digit"
+    if char.isalpha() or unicodedata.category(char).startswith("M"):
+        return "letter"
+    return "space"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One occurrence of a keyword: where in the text as given, and why it counts."""
+
+    keyword: str  # as the set spells it
+    start: int
+    end: int
+    why: str
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A text prepared for matching: `shape` (NFKC, case kept, for humps) and `folded`, aligned
+    character for character, with `origin` mapping each position back into the text given."""
+
+    shape: str
+    folded: str
+    origin: list[int] | None  # None: positions are the same as the text's
+
+    @classmethod
+    def of(cls, text: str) -> _Text:
+        shape = unicodedata.normalize("NFKC", text)
+        folded = shape.casefold()
+        if len(shape) == len(text) == len(folded):
+            return cls(shape, folded, None)
+        shapes, folds, origin = [], [], []
+        for i, char in enumerate(text):  # rare: a character that normalises to several
+            one = unicodedata.normalize("NFKC", char)
+            for j, folded_char in enumerate(one.casefold()):
+                folds.append(folded_char)
+                shapes.append(one[min(j, len(one) - 1)] if one else char)
+                origin.append(i)
+        return cls("".join(shapes), "".join(folds), origin)
+
+    def at(self, position: int, text_length: int) -> int:
+        if self.origin is None:
+            return position
+        return self.origin[position] if position < len(self.origin) else text_length
+
+    def boundary(self, i: int) -> bool:
+        """Whether a word may begin or end between characters i-1 and i."""
+        shape = self.shape
+        if i <= 0 or i >= len(shape):
+            return True
+        before, after = shape[i - 1], shape[i]
+        kinds = (_kind(before), _kind(after))
+        if "space" in kinds:
+            return True
+        if "joiner" in kinds:  # fp16_opt_level is one identifier
+            return False
+        if "cjk" in kinds:
+            return True  # a change of script, or between two Chinese characters
+        if kinds != ("letter", "letter"):
+            return False  # letters and digits run together: Qwen2, 910B
+        if before.islower() and after.isupper():
+            return True  # a CamelCase hump: Llama|For
+        following = shape[i + 1] if i + 1 < len(shape) else ""
+        return before.isupper() and after.isupper() and following.islower()  # LLM|Engine
+
+
+class KeywordMatcher:
+    """The rules above for one keyword set. Build once, match many texts."""
+
+    def __init__(self, keywords: Iterable[str]) -> None:
+        self.keywords = unique_keywords(keywords)
+        # (keyword, its pattern, its first word folded, whether it is a Chinese term): most
+        # texts lack most keywords, and `in` on the first word says so far faster than a regex.
+        self._patterns = [
+            (k, _keyword_regex(k), fold(k).split()[0], _has_cjk(k)) for k in self.keywords
+        ]
+
+    def hits(self, text: str) -> list[Hit]:
+        """Every occurrence of every keyword (overlapping ones too), in text order."""
+        if not self._patterns or not text:
+            return []
+        prepared = _Text.of(text)
+        folded, size = prepared.folded, len(text)
+        found = []
+        for keyword, pattern, first_word, substring in self._patterns:
+            if first_word not in folded:
+                continue
+            position = 0
+            while (match := pattern.search(folded, position)) is not None:
+                start, end = match.span()
+                position = start + 1
+                why = "a Chinese term: matched anywhere" if substring else None
+                if why is None:
+                    end, why = _whole_word(prepared, start, end)
+                if why is not None:
+                    where = prepared.at(start, size), prepared.at(end, size)
+                    found.append(Hit(keyword, *where, why))
+        return sorted(found, key=lambda h: (h.start, -h.end, h.keyword))
+
+    def found(self, text: str) -> list[str]:
+        """The keywords (as the set spells them) that occur in `text`, in the set's order."""
+        matched = {hit.keyword for hit in self.hits(text)}
+        return [k for k in self.keywords if k in matched]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where to mark keywords in `text`: overlapping hits merged."""
+        merged: list[tuple[int, int]] = []
+        for hit in self.hits(text):
+            if merged and hit.start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hit.end))
+            else:
+                merged.append((hit.start, hit.end))
+        return merged
+
+
+def marked_html(text: str, spans: list[tuple[int, int]]) -> str:
+    """Plain text to safe HTML (escaped) with each [start, end) span in a `<mark class="kw">`."""
+    out, pos = [], 0
+    for start, end in spans:
+        out.append(html.escape(text[pos:start], quote=False))
+        out.append(f'<mark class="kw">{html.escape(text[start:end], quote=False)}</mark>')
+        pos = end
+    out.append(html.escape(text[pos:], quote=False))
+    return "".join(out)
+
+
+def _has_cjk(keyword: str) -> bool:
+    return any(is_cjk(char) for char in unicodedata.normalize("NFKC", keyword))
+
+
+def _keyword_regex(keyword: str) -> re.Pattern[str]:
+    """The folded keyword, any run of whitespace between its words."""
+    return re.compile(r"\s+".join(map(re.escape, fold(keyword).split())))
+
+
+def _whole_word(text: _Text, start: int, end: int) -> tuple[int, str | None]:
+    """(end of the hit, why it counts) for a non-Chinese keyword found at [start, end); why is
+    None when it is part of a longer word."""
+    if not text.boundary(start):
+        return end, None
+    folded = text.folded
+    if text.boundary(end):
+        return end, "a whole word"
+    if folded[end].isdigit():
+        return end, "a word followed by a number or version"
+    if folded[end] == "s" and (text.boundary(end + 1) or folded[end + 1 : end + 2].isdigit()):
+        return end + 1, "a word in the plural"
+    return end, None
 
 
 def parse_filter_keywords(text: str, name: str = "filter_keywords") -> dict[str, list[str]]:

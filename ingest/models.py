@@ -1,7 +1,8 @@
 """Where issues come from. An Issue is unique by host + owner/repo + number, a Comment by host +
 comment id; a Source is one tracker and date window, harvested by HarvestRuns."""
 
-from datetime import UTC, datetime, time
+from datetime import datetime, time
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -53,6 +54,13 @@ class Issue(models.Model):
     )
     fetch_error = models.CharField(
         max_length=300, blank=True, help_text="Why fetching details failed, if it did."
+    )
+    moved_to = models.URLField(
+        max_length=300,
+        blank=True,
+        db_default="",  # rows written by upsert (which names its columns) get it too
+        help_text="Where the host says this issue lives now (transferred to another "
+        "repository); the issue keeps the identity it was asked for.",
     )
     details_requested_at = models.DateTimeField(
         null=True,
@@ -113,12 +121,48 @@ class KeywordSet(models.Model):
         return self.name
 
 
+DEFAULT_TIME_ZONE = "UTC"
+# The zone each host shows its dates in: what a new source's window is suggested to be read in.
+HOST_TIME_ZONES = {"github": "UTC", "gitee": "Asia/Shanghai"}
+
+
+def time_zone_check(name: str) -> None:
+    """ValidationError unless `name` is an IANA time zone (e.g. 'Asia/Shanghai', 'UTC')."""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValidationError(
+            f"{name!r} is not a time zone: give an IANA name such as UTC or Asia/Shanghai."
+        ) from exc
+
+
+def time_zone_choices() -> list[tuple[str, str]]:
+    return [(name, name) for name in sorted(available_timezones())]
+
+
 class Source(models.Model):
     host = models.CharField(max_length=10, choices=Host.choices)
     owner = models.CharField(max_length=100)
     repo = models.CharField(max_length=100)
-    created_from = models.DateField(help_text="First creation date to harvest (inclusive, UTC).")
-    created_until = models.DateField(help_text="Last creation date to harvest (inclusive, UTC).")
+    created_from = models.DateField(
+        help_text="First creation date to harvest (inclusive, in the source's time zone)."
+    )
+    created_until = models.DateField(
+        help_text="Last creation date to harvest (inclusive, in the source's time zone)."
+    )
+    time_zone = models.CharField(
+        max_length=64,
+        default=DEFAULT_TIME_ZONE,
+        db_default=DEFAULT_TIME_ZONE,
+        validators=[time_zone_check],
+        help_text="The window's dates are days in this zone (Gitee shows Asia/Shanghai dates).",
+    )
+    renamed_from = models.CharField(
+        max_length=201,
+        blank=True,
+        db_default="",
+        help_text="owner/repo this source had before the host said the repository was renamed.",
+    )
     token = models.CharField(
         max_length=200,
         blank=True,
@@ -151,8 +195,12 @@ class Source(models.Model):
         ]
 
     def __str__(self) -> str:
-        window = f"{self.created_from}..{self.created_until}"
-        return f"{self.get_host_display()} {self.owner}/{self.repo} {window}"
+        return f"{self.get_host_display()} {self.owner}/{self.repo} {self.window_label}"
+
+    @property
+    def window_label(self) -> str:
+        """The window as its dates mean it: '2024-01-01..2024-06-30 (Asia/Shanghai)'."""
+        return f"{self.created_from}..{self.created_until} ({self.time_zone})"
 
     def clean(self) -> None:
         """The names become API request paths: only what the host allows (never '..')."""
@@ -178,6 +226,12 @@ class PageValidator(models.Model):
     etag = models.CharField(max_length=200, blank=True)
     next_url = models.TextField(blank=True)
     ends_phase = models.BooleanField(default=False, help_text="The window ended on this page.")
+    full = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="The page held a whole page of items: with no next page, a 304 on it cannot "
+        "tell whether a next page has appeared since.",
+    )
 
     class Meta:
         constraints = [
@@ -219,6 +273,22 @@ class HarvestRun(models.Model):
     pull_requests_skipped = models.PositiveIntegerField(default=0)
     pages_unchanged = models.PositiveIntegerField(
         default=0, help_text="304 answers to conditional requests."
+    )
+    restarts = models.PositiveIntegerField(
+        default=0,
+        db_default=0,
+        help_text="Times the host refused a saved page URL and a listing began again.",
+    )
+    idle_requests = models.PositiveIntegerField(
+        default=0,
+        db_default=0,
+        help_text="Requests since the run last reached a page deeper than any before; too many "
+        "fail the run instead of looping.",
+    )
+    rate_waits = models.PositiveIntegerField(
+        default=0,
+        db_default=0,
+        help_text="Rate-limit answers in a row; each waits longer, too many fail.",
     )
     reached = models.DateTimeField(
         null=True,
@@ -267,9 +337,10 @@ class HarvestRun(models.Model):
             return 1.0
         if self.reached is None:
             return 0.0 if phase != "comments" else 0.5
-        start = datetime.combine(self.source.created_from, time.min, tzinfo=UTC)
+        zone = ZoneInfo(self.source.time_zone)
+        start = datetime.combine(self.source.created_from, time.min, tzinfo=zone)
         if phase == "issues":
-            end = datetime.combine(self.source.created_until, time.max, tzinfo=UTC)
+            end = datetime.combine(self.source.created_until, time.max, tzinfo=zone)
             walked = (end - self.reached) / (end - start)
             return 0.5 * min(max(walked, 0.0), 1.0)
         end = self.heartbeat_at or timezone.now()

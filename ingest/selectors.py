@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -78,10 +79,10 @@ def _progress(run: HarvestRun, phase: str) -> tuple[float, str]:
         return run.progress, step + "."
     if run.reached is None:
         return 0.0, "Step 1 of 2: issues, newest first."
+    reached = run.reached.astimezone(ZoneInfo(run.source.time_zone))  # the window's days
     return run.progress, (
-        f"Step 1 of 2: issues created back to {run.reached:%Y-%m-%d} "
-        f"({2 * run.progress:.0%} of the window "
-        f"{run.source.created_from}..{run.source.created_until})."
+        f"Step 1 of 2: issues created back to {reached:%Y-%m-%d} "
+        f"({2 * run.progress:.0%} of the window {run.source.window_label})."
     )
 
 

@@ -6,11 +6,12 @@ import re
 from datetime import date
 from typing import cast
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 
 from concord.errors import ConcordError
 from ingest.issue_refs import BadRepositoryName, repository_name_check
-from ingest.models import KeywordSet, Source
+from ingest.models import HOST_TIME_ZONES, KeywordSet, Source, time_zone_check
 
 REPOSITORY = re.compile(r"^(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)$")
 
@@ -50,11 +51,17 @@ def source_create(
     created_until: date,
     token: str = "",
     keyword_set: KeywordSet | None = None,
+    time_zone: str = "",
 ) -> Source:
     """A new source; the same tracker and window twice, or a window ending before it starts, is
     refused with a message (both are also database constraints), and so are names the host would
-    not allow."""
+    not allow and time zones that do not exist. No time zone: the one the host shows dates in."""
     repository_check(host, owner, repo)
+    time_zone = time_zone or HOST_TIME_ZONES.get(host, "UTC")
+    try:
+        time_zone_check(time_zone)
+    except ValidationError as exc:
+        raise ConcordError(f"Time zone: {exc.messages[0]}") from exc
     if created_from > created_until:
         raise ConcordError(
             f"The window starts on {created_from} but ends earlier, on {created_until}."
@@ -69,6 +76,7 @@ def source_create(
                 created_until=created_until,
                 token=token,
                 keyword_set=keyword_set,
+                time_zone=time_zone,
             )
     except IntegrityError as exc:
         raise ConcordError(

@@ -12,5 +12,10 @@ urlpatterns = [
     path("keyword-sets/", views.keyword_set_list, name="ingest-keyword-sets"),
     path("keyword-sets/new/", views.keyword_set_edit, name="ingest-keyword-set-create"),
     path("keyword-sets/<int:pk>/", views.keyword_set_edit, name="ingest-keyword-set-edit"),
+    path(
+        "keyword-sets/<int:pk>/preview/",
+        views.keyword_set_preview,
+        name="ingest-keyword-set-preview",
+    ),
     path("url-lists/", views.url_list_upload, name="ingest-url-lists"),
 ]

@@ -7,16 +7,23 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from concord.errors import ConcordError
 from concord.tasks import NOT_SENT
 from ingest.access import ingest_admin_required
 from ingest.candidates import keyword_set_save, keyword_sets_save
-from ingest.forms import KeywordFileForm, KeywordSetForm, SourceForm, UrlListForm
+from ingest.forms import (
+    KeywordFileForm,
+    KeywordPreviewForm,
+    KeywordSetForm,
+    SourceForm,
+    UrlListForm,
+)
 from ingest.harvest import harvest_cancel, harvest_queue
 from ingest.importers import url_list_import
-from ingest.keywords import parse_filter_keywords
+from ingest.keywords import KeywordMatcher, marked_html, parse_filter_keywords
 from ingest.models import HarvestRun, KeywordSet, Source
 from ingest.selectors import run_progress, sources_overview
 from ingest.sources import source_create
@@ -126,6 +133,25 @@ def keyword_set_edit(request, pk: int | None = None):
     return render(
         request, "ingest/keyword_set_form.html", {"form": form, "keyword_set": keyword_set}
     )
+
+
+@ingest_admin_required
+def keyword_set_preview(request, pk: int):
+    """Paste text, see which of the set's keywords match it, where and why (read-only: the
+    form posts only so that long text need not travel in a URL)."""
+    keyword_set = get_object_or_404(KeywordSet, pk=pk)
+    form = KeywordPreviewForm(request.POST or None)
+    context: dict = {"keyword_set": keyword_set, "form": form, "hits": None}
+    if request.method == "POST" and form.is_valid():
+        text = form.cleaned_data["text"]
+        matcher = KeywordMatcher(keyword_set.keywords)
+        hits = matcher.hits(text)
+        context.update(
+            hits=[{"hit": h, "matched": text[h.start : h.end]} for h in hits],
+            found=matcher.found(text),
+            marked=mark_safe(marked_html(text, matcher.spans(text))),  # noqa: S308 - escaped
+        )
+    return render(request, "ingest/keyword_set_preview.html", context)
 
 
 @ingest_admin_required

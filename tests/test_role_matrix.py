@@ -128,6 +128,7 @@ RULES: dict[str, Rule] = {
     "ingest-keyword-sets": Rule("staff"),
     "ingest-keyword-set-create": Rule("staff"),
     "ingest-keyword-set-edit": Rule("staff", kwargs="keyword_set"),
+    "ingest-keyword-set-preview": Rule("staff", kwargs="keyword_set"),
     "ingest-url-lists": Rule("staff"),
     "api-url-lists": Rule("staff", method="post"),
     "source-list": Rule("staff"),

@@ -31,13 +31,23 @@ class SourceSerializer(serializers.ModelSerializer):
             "repo",
             "created_from",
             "created_until",
+            "time_zone",
+            "renamed_from",
             "token",
             "has_token",
             "keyword_set",
             "last_run",
             "created_at",
         ]
-        read_only_fields = ["owner", "repo", "created_at"]
+        read_only_fields = ["owner", "repo", "renamed_from", "created_at"]
+        extra_kwargs = {
+            "time_zone": {
+                "required": False,
+                "allow_blank": True,
+                "help_text": "IANA zone whose days the window's dates are; empty or left out: "
+                "the host's own (UTC for GitHub, Asia/Shanghai for Gitee).",
+            }
+        }
         # The pair is checked by the service, with a message; DRF's own validator would not say
         # which window collides.
         validators: list[object] = []

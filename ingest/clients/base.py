@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from urllib.parse import quote, urljoin, urlsplit
 
@@ -33,6 +33,7 @@ class IssueRecord:
     closed_at: datetime | None
     comment_count: int
     is_pull_request: bool
+    moved_to: str = ""  # the web URL the host redirected this issue to (a transfer)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,10 @@ class Page:
     not_modified: bool = False
     rate: RateState = RateState()
     total: int | None = None  # items in the whole listing, when the host says
+    # GraphQL: each issue's comments come with it (and the requests it took to get them all)
+    comments: list = field(default_factory=list)
+    comments_included: bool = False
+    requests: int = 1
 
 
 class ForgeError(Exception):
@@ -85,6 +90,17 @@ class ForgeUnavailable(ForgeError):
 class OffHostUrl(ForgeError):
     """A URL (a `link` next page, a stored cursor) that is not on the configured API host and
     scheme: the token is never sent there, so the run stops."""
+
+
+class Moved(ForgeError):
+    """The host answered 301 (a renamed repository, a transferred issue): `location` is where.
+
+    Redirects are never followed blindly: an issue fetched through one would be stored under
+    another repository's number, and a listing under a name the host no longer uses."""
+
+    def __init__(self, message: str, location: str) -> None:
+        super().__init__(message)
+        self.location = location
 
 
 class RateLimited(ForgeError):
@@ -181,6 +197,12 @@ class ForgeClient:
     def get(self, url: str, *, etag: str | None = None) -> requests.Response:
         """GET with retries on transient trouble; raises the ForgeError subclasses. Only URLs on
         the API's own host and scheme are fetched: the token goes nowhere else."""
+        return self.send("GET", url, etag=etag)
+
+    def send(
+        self, method: str, url: str, *, etag: str | None = None, body: dict | None = None
+    ) -> requests.Response:
+        """One request (GET, or POST with a JSON `body`), as `get` describes."""
         if not self.on_api_host(url):
             raise OffHostUrl(
                 f"refused to fetch {url}: it is not on the API host {self.api_url}, and the "
@@ -192,7 +214,14 @@ class ForgeClient:
         for attempt in range(self.max_retries + 1):
             try:
                 self.requests_made += 1
-                response = self.session.get(url, headers=headers, timeout=self.timeout)
+                response = self.session.request(
+                    method,
+                    url,
+                    headers=headers,
+                    json=body,
+                    timeout=self.timeout,
+                    allow_redirects=False,
+                )
             except (requests.ConnectionError, requests.Timeout) as exc:
                 problem = f"{type(exc).__name__} from {url}"
             else:
@@ -209,6 +238,9 @@ class ForgeClient:
         status = response.status_code
         if status in (200, 304):
             return
+        if status in (301, 302, 307, 308):
+            location = urljoin(response.url, response.headers.get("location", ""))
+            raise Moved(f"moved ({status}) from {response.url} to {location}", location)
         message = _message(response)
         if status == 401:
             raise Unauthorized(f"the token was refused (401: {message}); check or replace it")
@@ -270,6 +302,12 @@ class ForgeClient:
     def _page(self, url: str, etag: str | None, parse: Callable[[dict], object]) -> Page:
         raise NotImplementedError
 
+    @staticmethod
+    def page_back(url: str, pages: int) -> str | None:
+        """The listing `pages` pages before `url`, on hosts with numbered pages and totals (Gitee:
+        a shift detected by `total_count` re-walks from there); None where pages are cursors."""
+        return None
+
     def issues_page(self, url: str, *, etag: str | None = None) -> Page:
         return self._page(url, etag, self.parse_issue)
 
@@ -277,8 +315,23 @@ class ForgeClient:
         return self._page(url, etag, self.parse_comment)
 
     def issue(self, owner: str, repo: str, number: str) -> IssueRecord:
+        """One issue as asked for. A transferred issue (301 to another repository) comes back
+        with its content and `moved_to` naming where it lives now; its number stays the caller's
+        business, never the destination's."""
         url = f"{self.repo_url(owner, repo)}/issues/{segment(number)}"
-        return self.parse_issue(self.get(url).json())
+        try:
+            return self.parse_issue(self.get(url).json())
+        except Moved as exc:
+            record = self.parse_issue(self.get(self.move_target(exc)).json())
+            return replace(record, moved_to=record.url or exc.location)
+
+    def move_target(self, moved: Moved) -> str:
+        """Where a 301 points, if it is on the API host (one hop, never elsewhere)."""
+        if not self.on_api_host(moved.location):
+            raise OffHostUrl(
+                f"the forge redirected to another host: {moved.location}; not followed"
+            )
+        return moved.location
 
 
 def _message(response: requests.Response) -> str:

@@ -13,6 +13,7 @@ from ingest.clients.base import (
     CommentRecord,
     ForgeClient,
     IssueRecord,
+    Moved,
     Page,
     clean_text,
     parse_required_time,
@@ -34,7 +35,8 @@ class GiteeClient(ForgeClient):
     def parse_comment(item: dict) -> CommentRecord:
         return comment_record(item)
 
-    def issues_url(self, owner: str, repo: str) -> str:
+    def issues_url(self, owner: str, repo: str, updated_since: datetime | None = None) -> str:
+        """The listing's first page (`updated_since` is GitHub GraphQL's; unused here)."""
         query = urlencode(
             {
                 "state": "all",
@@ -63,13 +65,20 @@ class GiteeClient(ForgeClient):
         url: str | None = f"{self.repo_url(owner, repo)}/issues/{segment(number)}/comments?{query}"
         comments: list[CommentRecord] = []
         while url:
-            page = self.comments_page(url)
+            try:
+                page = self.comments_page(url)
+            except Moved as moved:  # a transferred issue: its comments moved with it
+                page = self.comments_page(self.move_target(moved))
             comments.extend(
                 CommentRecord(**{**c.__dict__, "issue_number": c.issue_number or number})
                 for c in page.items
             )
             url = page.next_url
         return comments
+
+    @staticmethod
+    def page_back(url: str, pages: int) -> str:
+        return page_back(url, pages)
 
     def _page(self, url: str, etag: str | None, parse) -> Page:
         response = self.get(url, etag=etag)
@@ -86,6 +95,14 @@ class GiteeClient(ForgeClient):
             rate=rate,
             total=_int_header(response, "total_count"),
         )
+
+
+def page_back(url: str, pages: int) -> str:
+    """The same numbered listing `pages` pages earlier, never before page 1."""
+    parts = urlsplit(url)
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    query["page"] = str(max(1, int(query.get("page", "1")) - pages))
+    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 def _int_header(response, name: str) -> int | None:

@@ -4,7 +4,7 @@ per repository."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 from ingest.clients.base import (
@@ -12,6 +12,7 @@ from ingest.clients.base import (
     CommentRecord,
     ForgeClient,
     IssueRecord,
+    Moved,
     Page,
     clean_text,
     parse_required_time,
@@ -40,7 +41,9 @@ class GitHubClient(ForgeClient):
             "X-GitHub-Api-Version": API_VERSION,
         }
 
-    def issues_url(self, owner: str, repo: str) -> str:
+    def issues_url(self, owner: str, repo: str, updated_since: datetime | None = None) -> str:
+        """The listing's first page. `updated_since` is for GraphQL: REST re-harvests send the
+        pages' ETags instead (a `since` would not end the newest-first walk any sooner)."""
         query = urlencode(
             {"state": "all", "sort": "created", "direction": "desc", "per_page": PER_PAGE}
         )
@@ -53,7 +56,7 @@ class GitHubClient(ForgeClient):
                 "sort": "updated",
                 "direction": "asc",
                 "per_page": PER_PAGE,
-                "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "since": since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             }
         )
         return f"{self.repo_url(owner, repo)}/issues/comments?{query}"
@@ -64,7 +67,10 @@ class GitHubClient(ForgeClient):
         )
         comments: list[CommentRecord] = []
         while url:
-            page = self.comments_page(url)
+            try:
+                page = self.comments_page(url)
+            except Moved as moved:  # a transferred issue: its comments moved with it
+                page = self.comments_page(self.move_target(moved))
             comments.extend(page.items)
             url = page.next_url
         return comments

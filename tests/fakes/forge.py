@@ -141,16 +141,19 @@ def _since(raw: str | None) -> int | None:
     return None if raw in (None, "") else _epoch(raw)
 
 
-def _cursor(key: tuple) -> str:
-    """An opaque `after=`/`before=` token; it encodes the sort key, so it survives insertions."""
-    return base64.b64encode(b"cursor:v2:" + json.dumps(list(key)).encode()).decode()
+def _cursor(key: tuple, epoch: int = 0) -> str:
+    """An opaque `after=`/`before=` token; it encodes the sort key, so it survives insertions,
+    and the forge's cursor epoch: bumping `cursor_epoch` expires every cursor handed out."""
+    prefix = b"cursor:v2:" if not epoch else f"cursor:v2e{epoch}:".encode()
+    return base64.b64encode(prefix + json.dumps(list(key)).encode()).decode()
 
 
-def _uncursor(token: str) -> tuple:
+def _uncursor(token: str, epoch: int = 0) -> tuple:
     raw = base64.b64decode(token.encode(), validate=True)
-    if not raw.startswith(b"cursor:v2:"):
-        raise ValueError("not a cursor")
-    key = json.loads(raw[len(b"cursor:v2:") :])
+    prefix = b"cursor:v2:" if not epoch else f"cursor:v2e{epoch}:".encode()
+    if not raw.startswith(prefix):
+        raise ValueError("not a cursor (or one from an earlier cursor epoch)")
+    key = json.loads(raw[len(prefix) :])
     if not (isinstance(key, list) and len(key) == 2 and all(isinstance(k, int) for k in key)):
         raise ValueError("not a cursor")
     return tuple(key)
@@ -196,6 +199,7 @@ class _Request:
     query: dict[str, str]
     headers: dict[str, str]
     ordinal: int
+    body: bytes = b""
 
 
 @dataclass
@@ -324,6 +328,7 @@ class _GithubRepo:
             for item in self.issues.items
         ]
         self.by_number = {item["number"]: i for i, item in enumerate(self.issues.items)}
+        self.graphql_issues: dict[int | None, list[int]] = {}
         self.comments = _Collection(
             list(comments), {"created": _created, "updated": _updated}, tiebreak=lambda c: c["id"]
         )
@@ -412,6 +417,8 @@ class _GithubApi:
             return self._issues(req, repo)
         if rest == "/issues/comments":
             return self._repo_comments(req, repo)
+        if moved := self._transferred(repo, rest):
+            return moved
         if match := _ISSUE.match(rest):
             index = repo.by_number.get(int(match[1]))
             if index is None:
@@ -420,6 +427,20 @@ class _GithubApi:
         if match := _ISSUE_COMMENTS.match(rest):
             return self._issue_comments(req, repo, int(match[1]))
         return _json(404, _GH_404)
+
+    def _transferred(self, repo: _GithubRepo, rest: str) -> _Response | None:
+        """A transferred issue (and its comments) answers 301 to /repositories/{id}/issues/{n}
+        of the repository it went to, as GitHub does."""
+        match = _ISSUE.match(rest) or _ISSUE_COMMENTS.match(rest)
+        key = (repo.owner.lower(), repo.name.lower(), int(match[1])) if match else None
+        if key not in self.forge._transfers:
+            return None
+        owner, name, number = self.forge._transfers[key]
+        target = self.forge._github[(owner.lower(), name.lower())]
+        location = f"{self.forge.github_api}/repositories/{target.repo_id}/issues/{number}"
+        location += "/comments" if rest.endswith("/comments") else ""
+        body = {"message": "Moved Permanently", "url": location, "documentation_url": _GH_DOCS}
+        return _json(301, body, location=location)
 
     def _moved(self, req: _Request, target: tuple[str, str], rest: str) -> _Response:
         """A renamed/transferred repo answers 301 with the new /repos path (§1.1)."""
@@ -504,6 +525,8 @@ class _GithubApi:
         q = req.query
         per_page = _per_page(q.get("per_page"), 30)
         if cursors and (q.get("after") or q.get("before")):
+            if self.forge.refuse_cursors:
+                return _json(422, _GH_INVALID)
             return self._cursor_page(req, coll, view, base, per_page)
         page = max(1, _int_or(q.get("page"), 1))
         limit = self.forge.cursor_after_page if cursors else page_limit
@@ -516,8 +539,10 @@ class _GithubApi:
             rels.append(("prev", {"page": page - 1}))
         if end < total:
             if cursors and limit is not None and page >= limit:
-                rels.append(("next", {"after": _cursor(view.keys[end - 1])}))
-            else:
+                rels.append(
+                    ("next", {"after": _cursor(view.keys[end - 1], self.forge.cursor_epoch)})
+                )
+            elif not (self._silent_cap(cursors, limit, page)):
                 rels.append(("next", {"page": page + 1}))
             if limit is None or last <= limit:
                 rels.append(("last", {"page": last}))
@@ -525,12 +550,18 @@ class _GithubApi:
             rels.append(("first", {"page": 1}))
         return self._listing(req, coll.body(view.indices[start:end]), base, rels)
 
+    def _silent_cap(self, cursors: bool, limit: int | None, page: int) -> bool:
+        """The capped comment listing that stops sending `next` instead of answering 422."""
+        return (
+            not cursors and self.forge.comments_cap_silent and limit is not None and page >= limit
+        )
+
     def _cursor_page(
         self, req: _Request, coll: _Collection, view: _View, base: str, per_page: int
     ) -> _Response:
         """`after=`/`before=` paging: the cursor is a sort key, found again by bisection."""
         after = req.query.get("after")
-        key = _uncursor(after or req.query["before"])
+        key = _uncursor(after or req.query["before"], self.forge.cursor_epoch)
         if after:
             start = bisect.bisect_right(view.keys, key)
         else:
@@ -538,10 +569,11 @@ class _GithubApi:
         total = len(view.keys)
         end = min(total, start + per_page)
         rels: list[tuple[str, dict]] = []
+        epoch = self.forge.cursor_epoch
         if 0 < start < total:
-            rels.append(("prev", {"before": _cursor(view.keys[start])}))
+            rels.append(("prev", {"before": _cursor(view.keys[start], epoch)}))
         if end < total:
-            rels.append(("next", {"after": _cursor(view.keys[end - 1])}))
+            rels.append(("next", {"after": _cursor(view.keys[end - 1], epoch)}))
         rels.append(("first", {"page": 1}))
         return self._listing(req, coll.body(view.indices[start:end]), base, rels)
 
@@ -552,6 +584,114 @@ class _GithubApi:
         if rels:
             resp.headers["link"] = _link(base, req.pairs, rels)
         return resp
+
+
+# ----------------------------------------------------------------------------- GitHub GraphQL
+
+
+def _gql_cursor(kind: str, offset: int) -> str:
+    return base64.b64encode(f"{kind}:{offset}".encode()).decode()
+
+
+def _gql_offset(kind: str, cursor: str | None) -> int:
+    """Where a connection goes on after `cursor` (its last item's offset, plus one)."""
+    if not cursor:
+        return 0
+    found, _, offset = base64.b64decode(cursor.encode(), validate=True).decode().partition(":")
+    if found != kind or not offset.isdigit():
+        raise ValueError("not a cursor of this connection")
+    return int(offset) + 1
+
+
+class _GithubGraphql:
+    """The two queries the harvester sends, told apart by operation name (a fake, not a GraphQL
+    engine): `ConcordIssues` (repository.issues, newest first, `filterBy.since` on updatedAt, each
+    issue with its first 100 comments) and `ConcordIssueComments` (one issue's comments after a
+    cursor). Shapes follow GitHub's GraphQL reference; pull requests are never in `issues`."""
+
+    def __init__(self, forge: FakeForge):
+        self.forge = forge
+
+    def answer(self, query: str, variables: dict) -> dict:
+        repo = self.forge._github.get((variables["owner"].lower(), variables["name"].lower()))
+        if repo is None:
+            message = f"Could not resolve to a Repository with the name '{variables['owner']}/"
+            message += f"{variables['name']}'."
+            error = {"type": "NOT_FOUND", "path": ["repository"], "message": message}
+            return {"data": {"repository": None}, "errors": [error]}
+        if "ConcordIssueComments" in query:
+            return {"data": {"repository": {"issue": self._issue_comments(repo, variables)}}}
+        if "ConcordIssues" in query:
+            return {"data": {"repository": {"issues": self._issues(repo, variables)}}}
+        raise ValueError("the fake answers only the harvester's two queries")
+
+    def _issues(self, repo: _GithubRepo, variables: dict) -> dict:
+        since = _since(variables.get("since"))
+        items = repo.issues.items
+        listed = repo.graphql_issues.get(since)
+        if listed is None:  # built once per `since`, as the REST listings are
+            updated = repo.issues.values["updated"]
+            view = repo.issues.view("created", True, ("all", None, frozenset()), None)
+            listed = repo.graphql_issues[since] = [
+                i
+                for i in view.indices
+                if "pull_request" not in items[i] and (since is None or updated[i] >= since)
+            ]
+        start = _gql_offset("issues", variables.get("after"))
+        page = listed[start : start + 100]
+        return {
+            "pageInfo": {
+                "hasNextPage": start + 100 < len(listed),
+                "endCursor": _gql_cursor("issues", start + len(page) - 1) if page else None,
+            },
+            "nodes": [self._issue_node(repo, items[i]) for i in page],
+        }
+
+    def _issue_node(self, repo: _GithubRepo, item: dict) -> dict:
+        return {
+            "number": item["number"],
+            "databaseId": item["id"],
+            "url": item["html_url"],
+            "title": item["title"],
+            "body": item["body"] or "",
+            "state": item["state"].upper(),
+            "createdAt": item["created_at"],
+            "updatedAt": item["updated_at"],
+            "closedAt": item["closed_at"],
+            "author": {"login": item["user"]["login"]},
+            "labels": {"nodes": [{"name": label["name"]} for label in item["labels"]]},
+            "comments": self._comments(repo, item["number"], None),
+        }
+
+    def _issue_comments(self, repo: _GithubRepo, variables: dict) -> dict | None:
+        number = int(variables["number"])
+        if number not in repo.by_number:
+            return None
+        return {"comments": self._comments(repo, number, variables.get("after"))}
+
+    @staticmethod
+    def _comments(repo: _GithubRepo, number: int, after: str | None) -> dict:
+        indices = repo.comments_of.get(number, [])
+        start = _gql_offset("comments", after)
+        page = indices[start : start + 100]
+        notes = repo.comments.items
+        return {
+            "totalCount": len(indices),
+            "pageInfo": {
+                "hasNextPage": start + 100 < len(indices),
+                "endCursor": _gql_cursor("comments", start + len(page) - 1) if page else None,
+            },
+            "nodes": [
+                {
+                    "databaseId": notes[i]["id"],
+                    "body": notes[i]["body"],
+                    "createdAt": notes[i]["created_at"],
+                    "updatedAt": notes[i]["updated_at"],
+                    "author": {"login": notes[i]["user"]["login"]},
+                }
+                for i in page
+            ],
+        }
 
 
 # ----------------------------------------------------------------------------- Gitee routes
@@ -682,6 +822,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):  # the http.server naming
         self.server.forge._serve(self)
 
+    def do_POST(self):  # GitHub's GraphQL endpoint
+        self.server.forge._serve(self)
+
     def do_HEAD(self):
         self.server.forge._serve(self)
 
@@ -717,7 +860,9 @@ class FakeForge:
         self._github_by_id: dict[int, _GithubRepo] = {}
         self._gitee: dict[tuple[str, str], _GiteeRepo] = {}
         self._redirects: dict[tuple[str, str], tuple[str, str]] = {}
+        self._transfers: dict[tuple[str, str, int], tuple[str, str, int]] = {}
         self._github_api, self._gitee_api = _GithubApi(self), _GiteeApi(self)
+        self._graphql_api = _GithubGraphql(self)
         self.requests: list[dict] = []
         self._count = 0
         self.reset_knobs()
@@ -727,6 +872,10 @@ class FakeForge:
         self.token: str | None = None
         self.cursor_after_page: int | None = None
         self.comments_page_limit: int | None = None  # repo-wide comments 422 beyond this page
+        # ... or, True, the last page served just has no `next` (a listing quietly cut short)
+        self.comments_cap_silent = False
+        self.cursor_epoch = 0  # bump it: every `after=` cursor handed out so far is refused (422)
+        self.refuse_cursors = False  # every `after=`/`before=` cursor is refused (422)
         self.rate_limit: int | None = None
         self.rate_limit_status = 403
         self.rate_limit_reset_in: float = 2
@@ -853,6 +1002,14 @@ class FakeForge:
         """Requests under /repos/{old} answer 301 to the same path under /repos/{new}."""
         self._redirects[(old_owner.lower(), old_repo.lower())] = (new_owner, new_repo)
 
+    def transfer_github_issue(
+        self, owner: str, repo: str, number: int, to_owner: str, to_repo: str, to_number: int
+    ) -> None:
+        """The issue (and its comments) under owner/repo answer 301 to to_owner/to_repo's issue
+        to_number, which must be served; the caller takes it out of the old listing."""
+        key = (owner.lower(), repo.lower(), number)
+        self._transfers[key] = (to_owner, to_repo, to_number)
+
     # -- the log
 
     @property
@@ -885,8 +1042,17 @@ class FakeForge:
         with self._lock:
             self._count += 1
             ordinal = self._count
+        length = _int_or(headers.get("content-length"), 0)
+        body = handler.rfile.read(length) if length > 0 else b""
         return _Request(
-            handler.command, handler.path, unquote(parts.path), pairs, dict(pairs), headers, ordinal
+            handler.command,
+            handler.path,
+            unquote(parts.path),
+            pairs,
+            dict(pairs),
+            headers,
+            ordinal,
+            body,
         )
 
     def _answer(self, req: _Request) -> _Response:
@@ -901,6 +1067,8 @@ class FakeForge:
             return self._rate_headers(host, req, resp, self._budget(consume=False))
         if req.ordinal in self.secondary_limit_on:
             return self._secondary(host, req)
+        if host == "github" and subpath == "/graphql":
+            return self._graphql(req)
         api = self._github_api if host == "github" else self._gitee_api
         resp = api.route(req, subpath)
         if host == "github" and resp.conditional and resp.status == 200:
@@ -913,6 +1081,32 @@ class FakeForge:
             body = _GH_PRIMARY if host == "github" else _GITEE_RATE
             resp = _json(self.rate_limit_status, body)
         return self._rate_headers(host, req, resp, budget)
+
+    def _graphql(self, req: _Request) -> _Response:
+        """GitHub's GraphQL endpoint: a token is required; each query costs a point of the same
+        budget (the queries the harvester sends cost 1 on GitHub too)."""
+        if req.method != "POST":
+            return _json(404, _GH_404)
+        if not _token_from_header(req.headers.get("authorization", "")):
+            resp = _json(401, {"message": "This endpoint requires you to be authenticated."})
+            return self._rate_headers("github", req, resp, self._budget(consume=False))
+        budget = self._budget(consume=True)
+        _, remaining, reset = budget
+        if not budget[0]:
+            error = {"type": "RATE_LIMITED", "message": "API rate limit exceeded for user ID 1."}
+            body = {"data": {"rateLimit": self._points(remaining, reset)}, "errors": [error]}
+            return self._rate_headers("github", req, _json(200, body), budget)
+        try:
+            payload = json.loads(req.body or b"{}")
+            data = self._graphql_api.answer(payload.get("query", ""), payload["variables"])
+        except (ValueError, KeyError, TypeError) as exc:
+            return _json(400, {"message": f"Problems parsing JSON: {exc}"})
+        data["data"]["rateLimit"] = self._points(remaining, reset)
+        return self._rate_headers("github", req, _json(200, data), budget)
+
+    @staticmethod
+    def _points(remaining: int, reset: int) -> dict:
+        return {"cost": 1, "remaining": remaining, "resetAt": _gh_time(reset)}
 
     @staticmethod
     def _host_of(path: str) -> tuple[str | None, str]:
@@ -997,6 +1191,7 @@ class FakeForge:
             "headers": req.headers,
             "status": status,
             "ordinal": req.ordinal,
+            "time": time.monotonic(),  # when it was answered: tests check the waits between
         }
         with self._lock:
             self.requests.append(entry)

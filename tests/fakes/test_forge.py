@@ -505,3 +505,76 @@ def test_gitee_generator_shapes():
     assert issues[-1]["created_at"] <= "2024-01-31T23:59:59+08:00"
     assert sum(bool(i["body"] and "\x00" in i["body"]) for i in issues) == 1
     assert sum(c["target"]["issue"] is None for c in comments) == 4
+
+
+# ----------------------------------------------------------------------------- issue 13 knobs
+
+
+def post_graphql(forge, query: str, variables: dict, token: str | None = "t"):  # noqa: S107
+    body = json.dumps({"query": query, "variables": variables}).encode()
+    head = {"Content-Type": "application/json", "User-Agent": "concord-tests"}
+    if token:
+        head["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(forge.github_api + "/graphql", body, head)  # noqa: S310
+    try:
+        with _OPENER.open(request, timeout=5) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        with err:
+            return err.code, json.loads(err.read())
+
+
+ISSUES_QUERY = "query ConcordIssues($owner: String!, $name: String!, $after: String) { … }"
+
+
+def test_graphql_issues_hold_no_pull_requests_and_nest_their_comments(forge):
+    variables = {"owner": "vllm-project", "name": "vllm", "after": None}
+    numbers, comments = [], 0
+    while True:
+        status, body = post_graphql(forge, ISSUES_QUERY, variables)
+        assert status == 200
+        issues = body["data"]["repository"]["issues"]
+        numbers += [node["number"] for node in issues["nodes"]]
+        comments += sum(len(node["comments"]["nodes"]) for node in issues["nodes"])
+        if not issues["pageInfo"]["hasNextPage"]:
+            break
+        variables["after"] = issues["pageInfo"]["endCursor"]
+    wanted = [i["number"] for i in GH_ISSUES if "pull_request" not in i]
+    assert numbers == sorted(wanted, reverse=True)  # newest first, no PRs
+    assert comments == 2 * len(wanted)
+    assert body["data"]["rateLimit"]["cost"] == 1
+
+
+def test_graphql_needs_a_token_and_names_a_missing_repository(forge):
+    assert post_graphql(forge, ISSUES_QUERY, {"owner": "a", "name": "b"}, token=None)[0] == 401
+    status, body = post_graphql(forge, ISSUES_QUERY, {"owner": "nobody", "name": "nothing"})
+    assert status == 200
+    assert body["errors"][0]["type"] == "NOT_FOUND"
+    assert body["data"]["repository"] is None
+
+
+def test_a_transferred_issue_answers_301_to_the_repository_it_went_to(forge):
+    forge.transfer_github_issue("vllm-project", "vllm", 3, "deepspeedai", "DeepSpeed", 2)
+    try:
+        status, head, _ = fetch(forge.github_api + VLLM + "/issues/3/comments")
+        target = forge.github_repo_id("deepspeedai", "DeepSpeed")
+        assert status == 301
+        assert head["location"] == f"{forge.github_api}/repositories/{target}/issues/2/comments"
+    finally:
+        forge._transfers.clear()
+
+
+def test_a_new_cursor_epoch_refuses_the_cursors_handed_out_before(forge):
+    forge.cursor_after_page = 1
+    head, _ = get_json(forge.github_api + VLLM + ALL_DESC + "&per_page=50")
+    old = links(head)["next"]
+    forge.cursor_epoch = 1
+    assert fetch(old)[0] == 422
+    fresh, _ = get_json(forge.github_api + VLLM + ALL_DESC + "&per_page=50")
+    assert fetch(links(fresh)["next"])[0] == 200
+
+
+def test_a_silently_capped_comment_listing_just_stops_sending_next(forge):
+    forge.comments_page_limit, forge.comments_cap_silent = 2, True
+    pages = walk(forge.github_api + VLLM + "/issues/comments?per_page=100")
+    assert [len(items) for _, items in pages] == [100, 100]  # 500 comments, two pages served

@@ -2,11 +2,11 @@
 
 import pytest
 
-from ingest.keywords import keyword_pattern, keywords_found, parse_filter_keywords
+from ingest.keywords import KeywordMatcher, parse_filter_keywords
 from tests.conftest import STUDY
 
 KEYWORDS = ["yi", "llama", "gpt", "large language model", "opt", "T5", "LLM", "ChatGPT"]
-PATTERN = keyword_pattern(KEYWORDS)
+MATCHER = KeywordMatcher(KEYWORDS)
 
 
 @pytest.mark.parametrize(
@@ -26,7 +26,7 @@ PATTERN = keyword_pattern(KEYWORDS)
     ],
 )
 def test_whole_words_case_insensitive_with_versions_and_plurals(text, found):
-    assert keywords_found(PATTERN, KEYWORDS, text) == found
+    assert MATCHER.found(text) == found
 
 
 def test_study_keyword_file_gives_one_set_per_framework_without_repeats():
@@ -44,8 +44,78 @@ def test_keyword_file_is_parsed_not_executed():
 
 
 def test_empty_set_matches_nothing():
-    assert keyword_pattern([]) is None
-    assert keywords_found(None, [], "llama") == []
+    assert KeywordMatcher([]).found("llama") == []
+    assert KeywordMatcher(["  ", ""]).hits("llama") == []
+
+
+# Chinese and mixed text (issue 13): what the study's Gitee trackers (MindSpore, MindSpeed,
+# mindformers) write, and identifiers as people paste them.
+FULL_WIDTH_LLAMA = "\uff2c\uff2c\uff41\uff2d\uff21"  # LLaMA typed with a Chinese input method
+MIXED = [
+    "deepspeed",
+    "llama",
+    "MindFormers",
+    "Qwen",
+    "910B",
+    "lora",
+    "vLLM engine",
+    "vLLM",
+    "OPT",
+    "微调",
+    "昇腾",
+    "大模型",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("使用deepspeed训练时报错", ["deepspeed"]),  # English next to Chinese
+        ("基于llama的微调", ["llama", "微调"]),  # a Chinese keyword is a substring
+        ("MindFormers接口报错", ["MindFormers"]),
+        ("昇腾910B上运行Qwen2失败", ["Qwen", "910B", "昇腾"]),
+        ("model = LlamaForCausalLM.from_pretrained(path)", ["llama"]),  # a CamelCase hump
+        ("peft_config = LoraConfig(r=8)", ["lora"]),
+        (
+            FULL_WIDTH_LLAMA + " 推理很慢",
+            ["llama"],
+        ),  # full-width letters from a Chinese input method
+        ("the vLLM engine hangs", ["vLLM engine", "vLLM"]),  # overlapping: both recorded
+        ("vLLM  engine\nstops", ["vLLM engine", "vLLM"]),
+        ("set fp16_opt_level to O2", []),  # inside an identifier: not OPT
+        ("OPT-13B 跑不起来", ["OPT"]),
+        ("大模型训练", ["大模型"]),
+        ("lorax and deepspeedy", []),  # still whole words in Latin script
+        ("llamas 与 Qwens", ["llama", "Qwen"]),
+        ("", []),
+    ],
+)
+def test_chinese_and_mixed_text(text, found):
+    assert KeywordMatcher(MIXED).found(text) == found
+
+
+def test_every_hit_says_where_and_why_in_the_text_as_given():
+    text = "\uff2c\uff2c\uff41\uff2d\uff21的微调, llamas"  # full-width LLaMA
+    hits = KeywordMatcher(["llama", "微调"]).hits(text)
+    assert [(text[h.start : h.end], h.keyword, h.why) for h in hits] == [
+        (FULL_WIDTH_LLAMA, "llama", "a whole word"),
+        ("微调", "微调", "a Chinese term: matched anywhere"),
+        ("llamas", "llama", "a word in the plural"),
+    ]
+
+
+def test_positions_survive_characters_that_normalise_to_several():
+    text = "ﬁne-tune ㎏ Llama"  # the ligature becomes "fi", the unit "kg"
+    (hit,) = KeywordMatcher(["llama"]).hits(text)
+    assert text[hit.start : hit.end] == "Llama"
+    assert KeywordMatcher(["fine-tune"]).found(text) == ["fine-tune"]
+
+
+def test_a_set_keeps_one_spelling_of_a_keyword_in_any_width_or_case():
+    assert KeywordMatcher(["LLaMA", "llama", FULL_WIDTH_LLAMA, "微调"]).keywords == [
+        "LLaMA",
+        "微调",
+    ]
 
 
 def test_import_keywords_command_creates_one_set_per_framework(db, capsys):
@@ -109,3 +179,42 @@ def test_a_keyword_file_error_names_the_file_and_line():
         parse_filter_keywords("vllm_keywords = [\n  'a',\n  print('b'),\n]\n", "kw.py")
     with pytest.raises(ConcordError, match=r"kw\.py: no `<framework>_keywords"):
         parse_filter_keywords("x = 1\n", "kw.py")
+
+
+# ---------------------------------------------------------------- the preview page
+
+
+def test_the_preview_shows_each_match_where_and_why_and_escapes_the_text(client, staff):
+    from ingest.models import KeywordSet
+
+    keyword_set = KeywordSet.objects.create(name="mindspore", keywords=["llama", "微调", "OPT"])
+    client.force_login(staff)
+    url = f"/ingest/keyword-sets/{keyword_set.pk}/preview/"
+    assert client.get(url).status_code == 200
+
+    text = "<script>x</script> 基于LlamaForCausalLM的微调, fp16_opt_level=O2"
+    response = client.post(url, {"text": text})
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "A candidate: llama, 微调" in page
+    assert '<td>llama</td><td><mark class="kw">Llama</mark></td>' in page
+    assert "a Chinese term: matched anywhere" in page
+    assert "&lt;script&gt;x&lt;/script&gt;" in page
+    assert "<script>x</script>" not in page
+    assert '<mark class="kw">微调</mark>, fp16_opt_level' in page  # OPT inside an identifier: no
+
+
+def test_the_preview_says_when_nothing_matches_and_refuses_bad_text(client, staff):
+    from ingest.models import KeywordSet
+
+    keyword_set = KeywordSet.objects.create(name="t", keywords=["llama"])
+    client.force_login(staff)
+    url = f"/ingest/keyword-sets/{keyword_set.pk}/preview/"
+    assert "Not a candidate" in client.post(url, {"text": "yield"}).content.decode()
+    refused = client.post(url, {"text": "a\x00b"})
+    assert refused.status_code == 400
+    assert "contains a NUL character" in refused.content.decode()
+    too_long = client.post(url, {"text": "llama " * 20_000}).content.decode()
+    assert "at most 100000 characters" in too_long
+    assert 'id="verdict"' not in too_long

@@ -227,7 +227,8 @@ def test_a_stored_source_with_dot_dot_fails_its_run_without_a_request(db, forge)
 # ---------------------------------------------------------------- the token stays on the API host
 
 
-def test_a_next_page_on_another_host_is_not_followed(db, forge, elsewhere):
+def test_a_next_page_on_another_host_is_not_followed(db, forge, elsewhere, settings):
+    settings.GITHUB_GRAPHQL = False  # `link` headers are REST's
     issues, notes = serve(forge, n_issues=250)
     elsewhere.add_github_repo("vllm-project", "vllm", issues, notes)
     forge.token = elsewhere.token = TOKEN

@@ -97,3 +97,37 @@ def test_killed_worker_mid_detail_fetch_is_swept_up_without_duplicates(forge, wo
     Comment.objects.all().delete()
     issues_fetch_details(issue_ids=report.issue_ids)  # the same list, never interrupted
     assert snapshot() == resumed
+
+
+@pytest.mark.worker
+def test_a_worker_backs_off_longer_each_secondary_limit_then_gives_up(
+    forge, redis_required, transactional_db, tmp_path
+):
+    """Issue 13, case 7, through a real worker: the task's retries wait 1 s, then 2 s, and the
+    third limit in a row fails the run with the reason instead of waiting forever."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL shared between this test and the worker processes")
+    issues, notes = make_github_issues("vllm-project", "vllm", 50)
+    forge.add_github_repo("vllm-project", "vllm", issues, notes)
+    forge.secondary_limit_on, forge.retry_after = set(range(1, 100)), None
+    limits = {"HARVEST_SECONDARY_WAIT_SECONDS": "1", "HARVEST_MAX_RATE_WAITS": "2"}
+    source = Source.objects.create(
+        host="github",
+        owner="vllm-project",
+        repo="vllm",
+        created_from=date(2023, 1, 1),
+        created_until=date(2025, 4, 30),
+    )
+    with worker_pool(forge, tmp_path, env=limits) as pool:
+        pool.start()
+        run = harvest_start(source=source)
+        failed = wait_for(
+            lambda: (r := HarvestRun.objects.get(pk=run.pk)).status == RunStatus.FAILED and r,
+            60,
+            "the run to give up",
+        )
+    assert "kept refusing with a rate limit: 3 answers in a row" in failed.error
+    times = [r["time"] for r in forge.requests]
+    assert len(times) == 3
+    assert times[1] - times[0] >= 1.0
+    assert times[2] - times[1] >= 2.0  # the second wait is longer than the first

@@ -8,6 +8,7 @@ from concord.errors import ConcordError
 from ingest.clients import RateLimited
 from ingest.harvest import harvest_advance, harvest_start
 from ingest.models import HarvestRun, Host, KeywordSet, RunStatus, Source
+from ingest.sources import source_create
 
 BAR_WIDTH = 30
 
@@ -31,6 +32,11 @@ class Command(BaseCommand):
             "--token", default="", help="API token (else GITHUB_TOKEN / GITEE_TOKEN)"
         )
         parser.add_argument("--keywords", help="name of a keyword set marking candidates")
+        parser.add_argument(
+            "--time-zone",
+            default="",
+            help="whose days --from/--until are (default: the host's, Asia/Shanghai for Gitee)",
+        )
         parser.add_argument("--source", type=int, help="harvest an existing source by id")
         parser.add_argument("--resume", type=int, help="continue an interrupted run by id")
 
@@ -70,15 +76,23 @@ class Command(BaseCommand):
             keyword_set = KeywordSet.objects.filter(name=options["keywords"]).first()
             if keyword_set is None:
                 raise CommandError(f"no keyword set named {options['keywords']!r}")
-        source, _ = Source.objects.get_or_create(
+        source = Source.objects.filter(
             host=options["host"],
             owner=owner,
             repo=repo,
             created_from=options["created_from"],
             created_until=options["created_until"],
-            defaults={"token": options["token"], "keyword_set": keyword_set},
+        ).first()
+        return source or source_create(
+            host=options["host"],
+            owner=owner,
+            repo=repo,
+            created_from=options["created_from"],
+            created_until=options["created_until"],
+            token=options["token"],
+            keyword_set=keyword_set,
+            time_zone=options["time_zone"],
         )
-        return source
 
     def _drive(self, run: HarvestRun) -> None:
         while True:
