@@ -77,6 +77,7 @@ RULES: dict[str, Rule] = {
     "api-project-export": Rule("admin", kwargs="export"),
     "api-project-export-jobs": Rule("admin", method="post", kwargs="project"),
     "api-project-export-job": Rule("admin", kwargs="export_job"),
+    "api-project-export-file": Rule("admin", kwargs="export_job"),
     # the lead's work (annotation/review/urls.py, annotation/review/api_urls.py); discussion,
     # proposals, pilot examples and own statistics are open to every member
     "disputed-queue": Rule("lead", kwargs="project"),
