@@ -78,6 +78,9 @@ RULES: dict[str, Rule] = {
     "api-project-export-jobs": Rule("admin", method="post", kwargs="project"),
     "api-project-export-job": Rule("admin", kwargs="export_job"),
     "api-project-export-file": Rule("admin", kwargs="export_job"),
+    # items with their text from a JSON/JSONL file: project admins and staff
+    "api-item-imports": Rule("admin", kwargs="project"),
+    "api-item-import": Rule("admin", kwargs="item_import"),
     # the lead's work (annotation/review/urls.py, annotation/review/api_urls.py); discussion,
     # proposals, pilot examples and own statistics are open to every member
     "disputed-queue": Rule("lead", kwargs="project"),
@@ -179,6 +182,12 @@ def finished_export(project, settings, tmp_path) -> int:
     return export_job_run(job_id=job.pk).pk
 
 
+def item_import(project) -> int:
+    from annotation.models import ItemImport
+
+    return ItemImport.objects.create(project=project, name="issues.jsonl", text="").pk
+
+
 def disputed_item(project, personas) -> int:
     """An item whose three labels disagree (revealed, so volunteers may discuss it)."""
     from tests.annotation.lead_helpers import labeled_item
@@ -229,6 +238,7 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
         "item": {"slug": project.slug, "item_id": disputed_item(project, personas)},
         "proposal": {"slug": project.slug, "pk": open_proposal(project, personas)},
         "report_chart": {"slug": project.slug, "name": "confusion"},
+        "item_import": {"slug": project.slug, "pk": item_import(project)},
         "": {},
     }
     people = {

@@ -71,7 +71,7 @@ def export_job_queue(
             rows_total=export_count(project, options),
         )
         if enqueue:
-            from annotation.tasks import export_job_run as export_job_run_task
+            from annotation.reporting.tasks import export_job_run as export_job_run_task
 
             transaction.on_commit(lambda: sent.update(ok=send(export_job_run_task, job.pk)))
     return ExportQueued(job=job, sent=sent.get("ok", True))

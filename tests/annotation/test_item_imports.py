@@ -1,0 +1,221 @@
+"""Items with their text in bulk through the API, as a script sends them: a JSON or JSONL file of
+issues becomes a background job whose progress the client polls; a file with any problem adds
+nothing and says where each problem is; importing again changes nothing."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation.jobs import jobs_stale
+from annotation.models import ItemImport, JobStatus, Stage
+from annotation.projects.item_imports import item_import_run
+from ingest.models import Comment, Issue
+
+URL = "https://github.com/NVIDIA/Megatron-LM/issues/{}"
+
+
+def token_client(user) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+def issue(number: int, **fields) -> dict:
+    return {
+        "url": URL.format(number),
+        "title": f"训练时显存溢出 #{number}",
+        "body": "Out of memory with `--fp16` and <script>alert(1)</script>",
+        "author": "volunteer-dev",
+        "created_at": "2024-05-01T10:00:00Z",
+        "updated_at": "2024-05-02T10:00:00Z",
+        "comments": [
+            {"author": "maintainer", "body": "Which version?", "created_at": "2024-05-01T11:00Z"},
+            {
+                "id": 1000 + number,
+                "author": "volunteer-dev",
+                "body": "0.9",
+                "created_at": "2024-05-01T12:00Z",
+            },
+        ],
+        **fields,
+    }
+
+
+def jsonl(*records: dict) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+
+
+@pytest.fixture
+def admin_api(personas):
+    return token_client(personas["admin"])
+
+
+def post_file(api, project, name: str, data: bytes, run_on_commit):
+    with run_on_commit(execute=True):
+        upload = SimpleUploadedFile(name, data, content_type="application/octet-stream")
+        return api.post(
+            f"/api/projects/{project.slug}/item-imports/", {"file": upload}, format="multipart"
+        )
+
+
+def test_a_jsonl_file_becomes_items_with_their_text_and_comments(
+    admin_api, project, eager_tasks, django_capture_on_commit_callbacks
+):
+    response = post_file(
+        admin_api,
+        project,
+        "issues.jsonl",
+        jsonl(issue(1), issue(2, comments=[]), issue(3, state="closed", labels=["bug"])),
+        django_capture_on_commit_callbacks,
+    )
+    assert response.status_code == 201, response.content
+    job_url = f"/api/projects/{project.slug}/item-imports/{response.json()['id']}/"
+    job = admin_api.get(job_url).json()
+    assert job["status"] == "done", job
+    assert (job["records_total"], job["issues_created"], job["items_added"]) == (3, 3, 3)
+    assert job["progress"]["fraction"] == 1.0
+    assert job["problems"] == []
+
+    stored = Issue.objects.get(number="1")
+    assert stored.title == "训练时显存溢出 #1"
+    assert stored.author == "volunteer-dev"
+    assert stored.comment_count == 2
+    assert stored.fetched_at is not None  # no background fetch will overwrite the file's text
+    assert sorted(stored.comments.values_list("body", flat=True)) == ["0.9", "Which version?"]
+    assert Issue.objects.get(number="3").labels == ["bug"]
+    stages = set(project.items.values_list("stage", flat=True))
+    assert stages == {Stage.CANDIDATE if project.screening_enabled else Stage.OPEN}
+
+    # The same file again: nothing new, nothing duplicated.
+    again = post_file(
+        admin_api,
+        project,
+        "issues.jsonl",
+        jsonl(issue(1), issue(2, comments=[]), issue(3, state="closed", labels=["bug"])),
+        django_capture_on_commit_callbacks,
+    )
+    second = admin_api.get(
+        f"/api/projects/{project.slug}/item-imports/{again.json()['id']}/"
+    ).json()
+    assert (second["status"], second["issues_created"], second["items_added"]) == ("done", 0, 0)
+    assert Comment.objects.count() == 4  # issues 1 and 3, two each
+    assert project.items.count() == 3
+
+
+def test_a_bad_json_file_adds_nothing_and_names_each_line_and_field(
+    admin_api, project, eager_tasks, django_capture_on_commit_callbacks
+):
+    records = [
+        issue(1),
+        issue(2, created_at="yesterday"),
+        {"url": "https://github.com/NVIDIA/Megatron-LM/pull/7"},
+        issue(4, comments=[{"body": 5}]),
+        issue(1),
+        issue(6, titel="typo"),
+    ]
+    text = "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n]\n"
+    response = post_file(
+        admin_api, project, "issues.json", text.encode(), django_capture_on_commit_callbacks
+    )
+    job = admin_api.get(
+        f"/api/projects/{project.slug}/item-imports/{response.json()['id']}/"
+    ).json()
+    assert job["status"] == "failed"
+    where = [(p["path"], p["line"], p["column"]) for p in job["problems"]]
+    assert where == [
+        ("issues.json", 3, "created_at"),
+        ("issues.json", 4, "url"),
+        ("issues.json", 5, "comments[0].body"),
+        ("issues.json", 6, "url"),
+        ("issues.json", 7, "titel"),
+    ]
+    messages = [p["message"] for p in job["problems"]]
+    assert "'yesterday' is not a date and time" in messages[0]
+    assert "pull request" in messages[1]
+    assert messages[3] == "duplicate of line 2"
+    assert job["error"].startswith("5 problem(s); nothing was imported: issues.json, line 3")
+    assert Issue.objects.count() == 0
+    assert project.items.count() == 0
+
+
+def test_broken_json_is_reported_at_its_line(
+    admin_api, project, eager_tasks, django_capture_on_commit_callbacks
+):
+    text = jsonl(issue(1)) + b'{"url": "' + URL.format(2).encode() + b'", "title": }\n'
+    response = post_file(admin_api, project, "cut.jsonl", text, django_capture_on_commit_callbacks)
+    job = ItemImport.objects.get(pk=response.json()["id"])
+    assert job.status == JobStatus.FAILED
+    assert job.problems[0]["line"] == 2
+    assert job.problems[0]["message"].startswith("not JSON: Expecting value")
+    assert project.items.count() == 0
+
+
+def test_bytes_that_are_not_utf8_are_refused_at_once_with_their_line(admin_api, project):
+    data = jsonl(issue(1)) + '{"url": "x", "title": "caf\xe9"}\n'.encode("latin-1")
+    upload = SimpleUploadedFile("latin.jsonl", data)
+    response = admin_api.post(
+        f"/api/projects/{project.slug}/item-imports/", {"file": upload}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json()["where"] == {"path": "latin.jsonl", "line": 2, "column": None}
+    assert ItemImport.objects.count() == 0
+
+
+def test_a_raw_nul_in_the_file_is_refused_with_its_line(admin_api, project):
+    data = jsonl(issue(1)) + b'{"url": "\x00"}\n'
+    upload = SimpleUploadedFile("nul.jsonl", data)
+    response = admin_api.post(
+        f"/api/projects/{project.slug}/item-imports/", {"file": upload}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json()["where"]["line"] == 2
+    assert "NUL" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(("who", "code"), [("volunteer_a", 403), ("lead", 403), ("outsider", 404)])
+def test_only_project_admins_import(project, personas, who, code):
+    api = token_client(personas[who])
+    response = api.post(
+        f"/api/projects/{project.slug}/item-imports/",
+        {"text": jsonl(issue(1)).decode(), "name": "a.jsonl"},
+        format="json",
+    )
+    assert response.status_code == code
+    assert ItemImport.objects.count() == 0
+    assert api.get(f"/api/projects/{project.slug}/item-imports/").status_code == code
+
+
+def test_a_job_whose_worker_went_silent_is_swept_up_and_finished(project, personas, settings):
+    job = ItemImport.objects.create(project=project, name="a.jsonl", text=jsonl(issue(1)).decode())
+    assert jobs_stale(ItemImport) == []  # fresh: a worker may still take it
+    past = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    ItemImport.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, heartbeat_at=past)
+    assert jobs_stale(ItemImport) == [job.pk]
+
+    finished = item_import_run(job_id=job.pk)  # what the re-sent task calls
+    assert finished.status == JobStatus.DONE
+    assert finished.text == ""  # the file is not kept once it is in
+    assert project.items.count() == 1
+    assert item_import_run(job_id=job.pk).finished_at == finished.finished_at  # left alone
+
+
+def test_the_schema_documents_the_script_routes(admin_api):
+    schema = admin_api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    paths = schema["paths"]
+    imports = paths["/api/projects/{slug}/item-imports/"]
+    assert set(imports["post"]["requestBody"]["content"]) == {
+        "application/json",
+        "multipart/form-data",
+    }
+    assert "/api/projects/{slug}/item-imports/{id}/" in paths
+    file_route = paths["/api/projects/{slug}/export-jobs/{id}/file/"]["get"]
+    assert "text/csv" in file_route["responses"]["200"]["content"]
+    problem = schema["components"]["schemas"]["ProblemOut"]["properties"]
+    assert set(problem) == {"path", "line", "column", "message"}
