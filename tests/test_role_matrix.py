@@ -81,6 +81,10 @@ RULES: dict[str, Rule] = {
     # items with their text from a JSON/JSONL file: project admins and staff
     "api-item-imports": Rule("admin", kwargs="project"),
     "api-item-import": Rule("admin", kwargs="item_import"),
+    # a URL list's issues as items (it creates issues too): admins; a source's: leads, as the page
+    "project-items-from-url-list": Rule("admin", kwargs="project"),
+    "api-items-from-url-list": Rule("admin", method="post", kwargs="project"),
+    "api-items-from-source": Rule("lead", method="post", kwargs="project"),
     # the lead's work (annotation/review/urls.py, annotation/review/api_urls.py); discussion,
     # proposals, pilot examples and own statistics are open to every member
     "disputed-queue": Rule("lead", kwargs="project"),

@@ -16,10 +16,16 @@ from rest_framework.views import APIView
 from annotation.access import access_project
 from annotation.api_input import validated
 from annotation.models import ItemImport, Project, Role
+from annotation.projects.forms import ALL, CANDIDATES
 from annotation.projects.item_imports import item_import_progress, item_import_start
+from annotation.projects.services import project_items_from_source, project_items_from_url_list
 from concord.errors import BadInput, utf8_text
 from concord.parsers import FormParser, JSONParser, MultiPartParser, SettingCap
+from ingest.api.serializers import UrlListIn, UrlListReportOut
+from ingest.api.views import report_data
+from ingest.forms import MAX_UPLOAD_BYTES
 from ingest.issue_files import issue_file_text_check
+from ingest.models import KeywordSet, Source
 
 JOBS_LISTED = 50
 
@@ -146,3 +152,87 @@ class ProjectItemImportApi(APIView):
             pk=pk,
         )
         return Response(ItemImportOut(job).data)
+
+
+class ItemsFromUrlListIn(UrlListIn):
+    keyword_set = serializers.PrimaryKeyRelatedField(
+        queryset=KeywordSet.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="Only the candidates of this keyword set among the list's issues (matched on "
+        "the text they have; issues still waiting for their details are counted in "
+        "`awaiting_details` and taken when the list is sent again). Empty: all of them.",
+    )
+
+
+class ItemsFromUrlListOut(UrlListReportOut):
+    added = serializers.IntegerField(help_text="New items in the project.")
+    awaiting_details = serializers.IntegerField(
+        help_text="Keyword candidates only: issues with no text yet, not judged this time."
+    )
+
+
+class ProjectItemsFromUrlListApi(APIView):
+    """Add the issues of an issue-URL list (one URL per line) as items: all of them, or the
+    candidates of a keyword set among them. The list is imported as on the URL-list page: good
+    lines go in, bad ones come back with their line numbers (422 when none could be taken)."""
+
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    max_body_bytes = 2 * MAX_UPLOAD_BYTES
+
+    @extend_schema(
+        request={"application/json": ItemsFromUrlListIn, "multipart/form-data": ItemsFromUrlListIn},
+        responses={200: ItemsFromUrlListOut, 422: ItemsFromUrlListOut},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = access_project(request.user, slug, at_least=Role.ADMIN)
+        data = validated(ItemsFromUrlListIn, request.data)
+        upload = data.get("file")
+        name = data.get("name") or (upload.name if upload else "text")
+        size = upload.size if upload else len(data["text"].encode())
+        if size > MAX_UPLOAD_BYTES:
+            limit = MAX_UPLOAD_BYTES // (1024 * 1024)
+            raise BadInput(
+                "file" if upload else "text", f"{size // 1024} kB; the limit is {limit} MB."
+            )
+        text = utf8_text(upload.read(), name) if upload else data["text"]
+        result = project_items_from_url_list(
+            project=project, text=text, name=name, keyword_set=data.get("keyword_set")
+        )
+        body = {
+            **report_data(result.report, name),
+            "added": result.added,
+            "awaiting_details": result.awaiting_details,
+        }
+        taken = result.report.created + result.report.already_known
+        code = status.HTTP_200_OK if taken else status.HTTP_422_UNPROCESSABLE_ENTITY
+        return Response(ItemsFromUrlListOut(body).data, status=code)
+
+
+class ItemsFromSourceIn(serializers.Serializer):
+    # DRF's metaclass takes declared fields off the class; the stubs see `Field.source`.
+    source = serializers.PrimaryKeyRelatedField(  # type: ignore[assignment]
+        queryset=Source.objects.all(), help_text="A harvested tracker (GET /api/sources/)."
+    )
+    which = serializers.ChoiceField(
+        choices=[(ALL, "All of the source's issues"), (CANDIDATES, "Only keyword candidates")],
+        default=ALL,
+    )
+
+
+class ItemsAddedOut(serializers.Serializer):
+    added = serializers.IntegerField(help_text="New items; issues already in the project stay.")
+
+
+class ProjectItemsFromSourceApi(APIView):
+    """Add a harvested source's issues (pull requests never) as items, as the project page's
+    **Add items** does: all of them, or its keyword set's candidates."""
+
+    @extend_schema(request=ItemsFromSourceIn, responses={200: ItemsAddedOut})
+    def post(self, request: Request, slug: str) -> Response:
+        project = access_project(request.user, slug, at_least=Role.LEAD)
+        data = validated(ItemsFromSourceIn, request.data)
+        added = project_items_from_source(
+            project=project, source=data["source"], candidates_only=data["which"] == CANDIDATES
+        )
+        return Response(ItemsAddedOut({"added": added}).data)

@@ -1,16 +1,21 @@
 """How issues become a project's items: from a harvested source (all of it, or only the keyword
-candidates of the source's keyword set) or from a list of issue ids (a URL-list import)."""
+candidates of the source's keyword set), from a URL list (all of it, or the candidates of a
+keyword set among it) or from a list of issue ids (an item import). All of them go through
+project_items_add."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.db import transaction
 
 from annotation.models import Item, Project, Stage
 from concord.db import refresh_planner_statistics
 from concord.errors import ConcordError
-from ingest.models import Issue, Source
+from ingest.candidates import candidates_among
+from ingest.importers import UrlImportReport, url_list_import
+from ingest.models import Issue, KeywordSet, Source
 
 BATCH = 2000
 ANALYZE_AFTER = 1000  # items added at once, after which the planner's statistics are refreshed
@@ -30,6 +35,30 @@ def project_items_from_source(*, project: Project, source: Source, candidates_on
             raise ConcordError(f"{source} has no keyword set, so it has no keyword candidates.")
         issues = issues.filter(keyword_matches__keyword_set_id=source.keyword_set_id)
     return project_items_add(project=project, issue_ids=list(issues.values_list("pk", flat=True)))
+
+
+@dataclass(frozen=True)
+class UrlListItems:
+    report: UrlImportReport  # the URL list's own report: lines, new issues, bad lines
+    added: int  # new items
+    awaiting_details: int  # candidates only: issues with no text yet, so not judged
+
+
+@transaction.atomic
+def project_items_from_url_list(
+    *, project: Project, text: str, name: str, keyword_set: KeywordSet | None
+) -> UrlListItems:
+    """Import the URL list (good lines go in, bad ones are reported) and add its issues as items:
+    all of them, or only those whose text matches `keyword_set`. Issues whose details are still
+    being fetched cannot be matched yet; adding the same list again later takes them then."""
+    report = url_list_import(text=text, name=name)
+    if report.lines == 0:
+        raise ConcordError(f"{name} has no issue URLs (one per line).")
+    issue_ids, awaiting = report.issue_ids, 0
+    if keyword_set is not None:
+        issue_ids, awaiting = candidates_among(keyword_set=keyword_set, issue_ids=issue_ids)
+    added = project_items_add(project=project, issue_ids=issue_ids)
+    return UrlListItems(report=report, added=added, awaiting_details=awaiting)
 
 
 @transaction.atomic
