@@ -227,6 +227,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Export jobs and item imports share their statuses: one enum, named for what it is.
+    "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "annotation.models.JobStatus"},
 }
 
 # ---------------------------------------------------------------- i18n & static
