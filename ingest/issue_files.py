@@ -152,15 +152,16 @@ def _objects(text: str, name: str, errors: list[RowError]) -> Iterator[tuple[int
     if text[start : start + 1] == "[":
         yield from _array_elements(text, name, start, errors)
         return
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on newlines only: str.splitlines would also split at U+2028 and other separators,
+    # which JSON allows unescaped inside a string.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
-            errors.append(
-                RowError(name, number, None, f"not JSON: {exc.msg} at character {exc.colno}")
-            )
+            message = f"not JSON: {exc.msg} at character {exc.colno}"
+            errors.append(RowError(name, number, None, message))
 
 
 def _array_elements(
@@ -169,42 +170,49 @@ def _array_elements(
     """Each element of the array at `at`, with the line it starts on (json.loads would give the
     values but not where they are)."""
     decoder = json.JSONDecoder()
+    lines = _LineCounter(text)
     at = _skip_space(text, at + 1)
     if text[at : at + 1] == "]":
         return
     while True:
-        line = text.count("\n", 0, at) + 1
         try:
             value, end = decoder.raw_decode(text, at)
         except json.JSONDecodeError as exc:
-            errors.append(
-                RowError(name, exc.lineno, None, f"not JSON: {exc.msg} at character {exc.colno}")
-            )
+            message = f"not JSON: {exc.msg} at character {exc.colno}"
+            errors.append(RowError(name, exc.lineno, None, message))
             return  # the rest of the array cannot be found reliably
-        yield line, value
+        yield lines.at(at), value
         at = _skip_space(text, end)
         following = text[at : at + 1]
         if following == "]":
             if text[_skip_space(text, at + 1) :]:
-                errors.append(RowError(name, _line_at(text, at), None, "text after the array"))
+                errors.append(RowError(name, lines.at(at), None, "text after the array"))
             return
         if following != ",":
             found = f"{following!r}" if following else "the end of the file"
-            errors.append(
-                RowError(name, _line_at(text, at), None, f"expected ',' or ']', found {found}")
-            )
+            message = f"expected ',' or ']', found {found}"
+            errors.append(RowError(name, lines.at(at), None, message))
             return
         at = _skip_space(text, at + 1)
+
+
+class _LineCounter:
+    """The line of a position in `text`, for positions that only move forward: each call counts
+    only the newlines since the last one, so a large file is read once, not once per record."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.position, self.line = text, 0, 1
+
+    def at(self, position: int) -> int:
+        self.line += self.text.count("\n", self.position, position)
+        self.position = position
+        return self.line
 
 
 def _skip_space(text: str, at: int) -> int:
     while at < len(text) and text[at] in " \t\r\n\ufeff":
         at += 1
     return at
-
-
-def _line_at(text: str, at: int) -> int:
-    return text.count("\n", 0, at) + 1
 
 
 # ---------------------------------------------------------------- one record

@@ -219,3 +219,37 @@ def test_the_schema_documents_the_script_routes(admin_api):
     assert "text/csv" in file_route["responses"]["200"]["content"]
     problem = schema["components"]["schemas"]["ProblemOut"]["properties"]
     assert set(problem) == {"path", "line", "column", "message"}
+
+
+def test_line_separators_inside_strings_do_not_split_a_jsonl_record():
+    from ingest.issue_files import issue_file_parse
+
+    text = jsonl(issue(1, title="第一行\u2028第二行"), issue(2)).decode()
+    assert "\u2028" in text  # written raw, as JSON allows
+    records, errors = issue_file_parse(text=text, name="sep.jsonl")
+    assert errors == []
+    assert [(r.line, r.issue.title) for r in records] == [
+        (1, "第一行\u2028第二行"),
+        (2, issue(2)["title"]),
+    ]
+
+
+def test_a_harvested_issue_with_newer_text_keeps_it(
+    admin_api, project, eager_tasks, django_capture_on_commit_callbacks
+):
+    Issue.objects.create(
+        host="github",
+        owner="NVIDIA",
+        repo="Megatron-LM",
+        number="1",
+        url=URL.format(1),
+        title="As the tracker has it now",
+        updated_at=timezone.now(),
+        fetched_at=timezone.now(),
+    )
+    response = post_file(
+        admin_api, project, "old.jsonl", jsonl(issue(1)), django_capture_on_commit_callbacks
+    )
+    assert ItemImport.objects.get(pk=response.json()["id"]).status == JobStatus.DONE
+    assert Issue.objects.get(number="1").title == "As the tracker has it now"
+    assert project.items.count() == 1
