@@ -60,3 +60,30 @@ def test_only_project_admins_get_the_file(labeled_project, personas, who, code):
     url = f"/api/projects/{labeled_project.slug}/export-jobs/{job.pk}/file/"
     assert token_client(personas[who]).get(url).status_code == code
     assert APIClient().get(url).status_code in (401, 403)
+
+
+def test_the_long_export_has_the_labels_of_its_own_project_only(project, personas, study_taxonomy):
+    """Labelled items among many unlabelled ones, interleaved by id with another project's
+    labelled items: the long export (read through the labelled ids in the items' id range)
+    has exactly this project's labels."""
+    from annotation.models import Item, Stage
+    from tests.annotation.lead_helpers import labeled_item
+    from tests.factories import IssueFactory, ProjectFactory
+
+    other = ProjectFactory(taxonomy=study_taxonomy)
+    people = [personas["volunteer_a"], personas["volunteer_b"]]
+    mine = []
+    for n in range(6):
+        for _ in range(5):  # unlabelled items of this project
+            Item.objects.create(project=project, issue=IssueFactory(), stage=Stage.OPEN)
+        mine.append(labeled_item(project, people, ["C.1", "C.2"], title=f"mine {n}"))
+        labeled_item(other, people, ["C.1", "C.1"], title=f"other {n}")
+    for _ in range(5):
+        Item.objects.create(project=project, issue=IssueFactory(), stage=Stage.OPEN)
+
+    response = token_client(personas["admin"]).get(f"/api/projects/{project.slug}/exports/long/")
+    assert response.status_code == 200
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    assert len(lines) == 1 + 2 * len(mine)
+    urls = {line.split(",", 1)[0] for line in lines[1:]}
+    assert urls == {item.issue.url for item in mine}

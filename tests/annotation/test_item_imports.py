@@ -253,3 +253,23 @@ def test_a_harvested_issue_with_newer_text_keeps_it(
     assert ItemImport.objects.get(pk=response.json()["id"]).status == JobStatus.DONE
     assert Issue.objects.get(number="1").title == "As the tracker has it now"
     assert project.items.count() == 1
+
+
+def test_the_sweep_task_sends_stale_imports_and_exports_again(
+    project, eager_tasks, settings, tmp_path
+):
+    from annotation.models import ExportJob
+    from annotation.tasks import jobs_resume_stale
+
+    settings.VAR_DIR = tmp_path  # where the export's file goes
+    job = ItemImport.objects.create(project=project, name="a.jsonl", text=jsonl(issue(1)).decode())
+    export = ExportJob.objects.create(project=project, format="study")
+    assert jobs_resume_stale() == {"exports": [], "item_imports": []}  # fresh: left to workers
+    past = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    ItemImport.objects.filter(pk=job.pk).update(created_at=past)
+    ExportJob.objects.filter(pk=export.pk).update(created_at=past)
+
+    assert jobs_resume_stale() == {"exports": [export.pk], "item_imports": [job.pk]}
+    assert ItemImport.objects.get(pk=job.pk).status == JobStatus.DONE
+    assert ExportJob.objects.get(pk=export.pk).status == JobStatus.DONE
+    assert project.items.count() == 1
