@@ -60,12 +60,14 @@ def item_import_run(*, job_id: int) -> ItemImport | None:
     job = ItemImport.objects.select_related("project").filter(pk=job_id).first()
     if not claimed or job is None:
         return job
+    text, job.text = job.text, ""  # the parsed records are all that is needed from here
     try:
         records, errors = issue_file_parse(
-            text=job.text,
+            text=text,
             name=job.name,
             progress=lambda n: job_beat(ItemImport, job_id, records_checked=n),
         )
+        del text  # tens of MB, while the records are written
         if errors:
             _fail_with(job, errors)
         else:

@@ -273,3 +273,20 @@ def test_the_sweep_task_sends_stale_imports_and_exports_again(
     assert ItemImport.objects.get(pk=job.pk).status == JobStatus.DONE
     assert ExportJob.objects.get(pk=export.pk).status == JobStatus.DONE
     assert project.items.count() == 1
+
+
+def test_imported_text_reaches_volunteers_sanitized(
+    admin_api, project, personas, eager_tasks, django_capture_on_commit_callbacks
+):
+    project.screening_enabled = False
+    project.save(update_fields=["screening_enabled"])
+    hostile = issue(1, body='<img src=x onerror="alert(1)"> <script>alert(2)</script> **加粗**')
+    post_file(admin_api, project, "x.jsonl", jsonl(hostile), django_capture_on_commit_callbacks)
+
+    item = token_client(personas["volunteer_a"]).post(f"/api/projects/{project.slug}/next-item/")
+    assert item.status_code == 200
+    body = item.json()["body_html"]
+    assert "onerror" not in body
+    assert "<script" not in body
+    assert "<strong>加粗</strong>" in body
+    assert item.json()["issue"]["url"] == URL.format(1)
