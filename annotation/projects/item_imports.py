@@ -56,7 +56,7 @@ def item_import_start(*, project: Project, user, name: str, text: str) -> Import
 def item_import_run(*, job_id: int) -> ItemImport | None:
     """Check the job's file, then write it whole, or fail with every problem. A finished job,
     or one another worker is on, is left alone."""
-    claimed = job_claim(ItemImport, job_id, records_checked=0, problems=[])
+    claimed = job_claim(ItemImport, job_id, records_total=None, records_checked=0, problems=[])
     job = ItemImport.objects.select_related("project").filter(pk=job_id).first()
     if not claimed or job is None:
         return job

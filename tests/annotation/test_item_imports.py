@@ -290,3 +290,24 @@ def test_imported_text_reaches_volunteers_sanitized(
     assert "<script" not in body
     assert "<strong>加粗</strong>" in body
     assert item.json()["issue"]["url"] == URL.format(1)
+
+
+def test_the_progress_answer_says_where_the_job_is(admin_api, project, settings):
+    job = ItemImport.objects.create(project=project, name="a.jsonl", text="{}")
+    url = f"/api/projects/{project.slug}/item-imports/{job.pk}/"
+    assert admin_api.get(url).json()["progress"] == {
+        "fraction": 0.0,
+        "step": "Queued: waiting for a worker.",
+    }
+    past = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 60)
+    ItemImport.objects.filter(pk=job.pk).update(created_at=past)
+    assert "no worker has taken it" in admin_api.get(url).json()["progress"]["step"]
+    ItemImport.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, records_checked=1500)
+    assert admin_api.get(url).json()["progress"]["step"] == "Checking: 1,500 issues read."
+    ItemImport.objects.filter(pk=job.pk).update(records_total=2000)
+    running = admin_api.get(url).json()
+    assert running["is_active"] is True
+    assert running["progress"]["step"] == "Writing 2,000 issues as items."
+    listed = admin_api.get(f"/api/projects/{project.slug}/item-imports/").json()
+    assert [j["id"] for j in listed] == [job.pk]
+    assert "text" not in listed[0]
