@@ -36,9 +36,11 @@ class ImportQueued:
     sent: bool
 
 
-def item_import_start(*, project: Project, user, name: str, text: str) -> ImportQueued:
+def item_import_start(
+    *, project: Project, user, name: str, text: str, enqueue: bool = True
+) -> ImportQueued:
     """Queue the import of `text` (the file called `name`) into `project`; the task is sent
-    after this transaction commits."""
+    after this transaction commits (without `enqueue`, the caller runs item_import_run)."""
     sent: dict[str, bool] = {}
     with transaction.atomic():
         job = ItemImport.objects.create(
@@ -47,9 +49,10 @@ def item_import_start(*, project: Project, user, name: str, text: str) -> Import
             name=name,
             text=text,
         )
-        from annotation.projects.tasks import item_import_run as run_task
+        if enqueue:
+            from annotation.projects.tasks import item_import_run as run_task
 
-        transaction.on_commit(lambda: sent.update(ok=send(run_task, job.pk)))
+            transaction.on_commit(lambda: sent.update(ok=send(run_task, job.pk)))
     return ImportQueued(job=job, sent=sent.get("ok", True))
 
 

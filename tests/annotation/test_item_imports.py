@@ -311,3 +311,19 @@ def test_the_progress_answer_says_where_the_job_is(admin_api, project, settings)
     listed = admin_api.get(f"/api/projects/{project.slug}/item-imports/").json()
     assert [j["id"] for j in listed] == [job.pk]
     assert "text" not in listed[0]
+
+
+def test_the_command_imports_good_files_and_names_the_problems_of_bad_ones(project, tmp_path):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_bytes(jsonl(issue(1), issue(2)))
+    bad.write_bytes(jsonl(issue(3), issue(4, created_at="soon")))
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError, match="1 of 2 file"):
+        call_command("import_items", "--project", project.slug, good, bad, stdout=out, stderr=err)
+    assert f"{good}: 2 issues, 2 new to Concord, 2 new items" in out.getvalue()
+    assert f"{bad}, line 2, created_at: 'soon' is not a date and time" in err.getvalue()
+    assert sorted(project.items.values_list("issue__number", flat=True)) == ["1", "2"]
