@@ -48,6 +48,8 @@ bench: setup services
 	  $(BIN)/python -m tests.bench.exports
 	DATABASE_URL=$${BENCH_REPORTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_reports} \
 	  $(BIN)/python -m tests.bench.reports
+	DATABASE_URL=$${BENCH_ITEM_IMPORTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_item_imports} \
+	  $(BIN)/python -m tests.bench.item_imports
 	$(MAKE) bench-capacity
 
 ## Volunteers with no think time against gunicorn + a Celery worker: labels/s, latency, PostgreSQL

@@ -5,6 +5,7 @@ from annotation.models import (
     AuditEvent,
     ExportJob,
     Item,
+    ItemImport,
     Membership,
     Post,
     Project,
@@ -154,6 +155,29 @@ class ExportJobAdmin(admin.ModelAdmin):
     search_fields = ("project__slug", "requested_by__username", "error")
     list_select_related = ("project", "requested_by")
     readonly_fields = ("file", "rows_written", "rows_total", "started_at", "finished_at", "error")
+
+
+@admin.register(ItemImport)
+class ItemImportAdmin(admin.ModelAdmin):
+    list_display = ("pk", "project", "name", "status", "items_added", "requested_by", "created_at")
+    list_filter = ("status", "project")
+    search_fields = ("project__slug", "name", "requested_by__username", "error")
+    list_select_related = ("project", "requested_by")
+    # The file itself stays out of the pages: it may be tens of MB.
+    exclude = ("text",)
+    readonly_fields = (
+        "records_total",
+        "records_checked",
+        "issues_created",
+        "items_added",
+        "started_at",
+        "finished_at",
+        "error",
+        "problems",
+    )
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("text")
 
 
 @admin.register(ProposalVote)

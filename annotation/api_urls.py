@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("annotation.screening.api_urls")),
     path("", include("annotation.review.api_urls")),
     path("", include("annotation.reporting.api_urls")),
+    path("", include("annotation.projects.api_urls")),
 ]

@@ -438,19 +438,21 @@ class ExportFormat(models.TextChoices):
     REPOSITORIES = "repositories", "Per-repository statistics (the study's Table I)"
 
 
-class ExportStatus(models.TextChoices):
+class JobStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
 
 
-class ExportJob(models.Model):
-    """One CSV export written in the background (annotation.reporting.export_jobs). The file is
-    written under a temporary name and renamed when complete, so only a done job has a file to
-    offer."""
+ExportStatus = JobStatus  # the name export code and tests know
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="export_jobs")
+
+class BackgroundJob(models.Model):
+    """A job a Celery worker does, with its row: who asked, its status, and a heartbeat the
+    worker beats, so the stale-job sweep can send again what nobody works on
+    (annotation.jobs)."""
+
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -458,12 +460,32 @@ class ExportJob(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life from the worker doing the job."
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-pk"]
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (JobStatus.QUEUED, JobStatus.RUNNING)
+
+
+class ExportJob(BackgroundJob):
+    """One CSV export written in the background (annotation.reporting.export_jobs). The file is
+    written under a temporary name and renamed when complete, so only a done job has a file to
+    offer."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="export_jobs")
     format = models.CharField(max_length=20, choices=ExportFormat.choices)
     options = models.JSONField(
         default=dict, blank=True, help_text="Level and filters, as annotation.exports reads them."
-    )
-    status = models.CharField(
-        max_length=10, choices=ExportStatus.choices, default=ExportStatus.QUEUED
     )
     rows_written = models.PositiveIntegerField(default=0, help_text="Data rows so far.")
     rows_total = models.PositiveIntegerField(
@@ -473,19 +495,41 @@ class ExportJob(models.Model):
         max_length=300, blank=True, help_text="File name under VAR_DIR/exports, once done."
     )
     error = models.TextField(blank=True, help_text="Why the export failed, in words.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="Last sign of life from the worker writing the file."
-    )
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-pk"]
+    class Meta(BackgroundJob.Meta):
+        pass
 
     def __str__(self) -> str:
         return f"export {self.pk} of {self.project.slug} ({self.format}, {self.status})"
 
-    @property
-    def is_active(self) -> bool:
-        return self.status in (ExportStatus.QUEUED, ExportStatus.RUNNING)
+
+class ItemImport(BackgroundJob):
+    """One JSON or JSONL file of issues with their text, added to a project as items in the
+    background (annotation.projects.item_imports). The whole file is checked first and written
+    in one transaction: it goes in whole or not at all."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="item_imports")
+    name = models.CharField(max_length=200, help_text="The file's name, as errors cite it.")
+    text = models.TextField(
+        blank=True, help_text="The file as sent; emptied once the job has finished."
+    )
+    records_total = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Issues in the file, once it has been read."
+    )
+    records_checked = models.PositiveIntegerField(default=0, help_text="Issues checked so far.")
+    issues_created = models.PositiveIntegerField(default=0)
+    items_added = models.PositiveIntegerField(
+        default=0, help_text="New items; issues already in the project are left as they are."
+    )
+    error = models.TextField(blank=True, help_text="Why the import failed, in words.")
+    problems = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Every problem found in the file: path, line, column (a field) and message.",
+    )
+
+    class Meta(BackgroundJob.Meta):
+        pass
+
+    def __str__(self) -> str:
+        return f"import {self.pk} of {self.name} into {self.project.slug} ({self.status})"

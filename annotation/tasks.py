@@ -1,38 +1,31 @@
-"""Celery tasks of the annotation app: ids in, one service call, safe to run twice."""
+"""Celery tasks of the annotation app (Celery's autodiscovery loads this module): each feature's
+tasks, and the sweep that sends again the background jobs nobody is working on."""
 
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from annotation.projects.tasks import item_import_run
+from annotation.reporting.tasks import export_files_expire, export_job_run
 from concord.tasks import send, send_each
 
-
-@shared_task(acks_late=True)
-def export_job_run(job_id: int) -> None:
-    """Write an export's file. A redelivered task (its worker was killed) starts the file again;
-    a finished job is left as it is."""
-    from annotation.reporting.export_jobs import export_job_run as run
-
-    run(job_id=job_id)
+__all__ = ["export_files_expire", "export_job_run", "item_import_run", "jobs_resume_stale"]
 
 
 @shared_task
-def export_jobs_resume_stale() -> list[int]:
-    """Send again exports nobody is working on (beat runs this; so does each worker on start)."""
-    from annotation.reporting.export_jobs import export_jobs_stale
+def jobs_resume_stale() -> dict[str, list[int]]:
+    """Send again the jobs nobody is working on, exports and item imports (beat runs this; so
+    does each worker on start)."""
+    from annotation.jobs import jobs_stale
+    from annotation.models import ExportJob, ItemImport
 
-    return send_each(export_job_run, export_jobs_stale())
-
-
-@shared_task
-def export_files_expire() -> int:
-    """Delete export files past EXPORT_KEEP_DAYS (beat runs this daily)."""
-    from annotation.reporting.export_jobs import export_files_expire as expire
-
-    return expire()
+    return {
+        "exports": send_each(export_job_run, jobs_stale(ExportJob)),
+        "item_imports": send_each(item_import_run, jobs_stale(ItemImport)),
+    }
 
 
 @worker_ready.connect
 def _resume_on_start(sender=None, **kwargs) -> None:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
-        send(export_jobs_resume_stale)
+        send(jobs_resume_stale)

@@ -22,6 +22,17 @@ from concord.errors import TooLarge
 from concord.input_checks import body_size_check, first_bad_field, json_problem
 
 
+class SettingCap:
+    """A view's `max_body_bytes` from a setting, read each time it is asked for (on the class,
+    as the middleware asks, or on the view), so it follows the setting as configured now."""
+
+    def __init__(self, name: str, times: int = 1) -> None:
+        self.name, self.times = name, times
+
+    def __get__(self, view, owner=None) -> int:
+        return self.times * int(getattr(settings, self.name))
+
+
 def body_cap(parser_context: dict | None) -> int:
     """The most bytes this request's view takes: its `max_body_bytes`, else API_MAX_BODY_BYTES."""
     view = (parser_context or {}).get("view")

@@ -214,6 +214,8 @@ REST_FRAMEWORK = {
 # bodies itself, so DATA_UPLOAD_MAX_MEMORY_SIZE does not cover the API. The URL-list import takes
 # more (ingest.api.views.UrlListImportApi.max_body_bytes).
 API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=1024 * 1024)
+# A JSON/JSONL file of issues for an item import (annotation.projects.api) may be this large.
+ITEM_IMPORT_MAX_BYTES = env.int("ITEM_IMPORT_MAX_BYTES", default=50 * 1024 * 1024)
 # JSON bodies nested deeper than this (arrays and objects) are refused with a 400.
 API_MAX_JSON_DEPTH = env.int("API_MAX_JSON_DEPTH", default=32)
 SPECTACULAR_SETTINGS = {
@@ -225,6 +227,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Export jobs and item imports share their statuses: one enum, named for what it is.
+    "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "annotation.models.JobStatus"},
 }
 
 # ---------------------------------------------------------------- i18n & static
@@ -277,8 +281,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "ingest.tasks.details_resume_stale",
         "schedule": JOB_SWEEP_SECONDS,
     },
-    "export-jobs-resume-stale": {
-        "task": "annotation.tasks.export_jobs_resume_stale",
+    "jobs-resume-stale": {
+        "task": "annotation.tasks.jobs_resume_stale",
         "schedule": JOB_SWEEP_SECONDS,
     },
     "export-files-expire": {"task": "annotation.tasks.export_files_expire", "schedule": 86_400},

@@ -3,7 +3,7 @@ set's keywords gets a KeywordMatch naming the keywords found (the labeling page 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from django.db import transaction
 
@@ -77,3 +77,14 @@ def candidates_mark(*, keyword_set: KeywordSet, issues: Iterable[Issue]) -> int:
         update=("keywords",),
     )
     return len(matched)
+
+
+def candidates_among(*, keyword_set: KeywordSet, issue_ids: Sequence[int]) -> tuple[list[int], int]:
+    """The keyword candidates of `keyword_set` among these issues, matched afresh on the text
+    they have, and how many have no text yet (a URL list's issues whose details are still being
+    fetched): those cannot be judged until their text is in."""
+    with_text = Issue.objects.filter(pk__in=issue_ids, fetched_at__isnull=False)
+    candidates_mark(keyword_set=keyword_set, issues=with_text.only("pk", "title", "body"))
+    matched = KeywordMatch.objects.filter(keyword_set=keyword_set, issue_id__in=issue_ids)
+    awaiting = Issue.objects.filter(pk__in=issue_ids, fetched_at__isnull=True, fetch_error="")
+    return sorted(matched.values_list("issue_id", flat=True)), awaiting.count()

@@ -249,6 +249,28 @@ def test_url_list_api_is_capped_like_the_upload_page(client, world):
     assert not Issue.objects.filter(number="1516").exists()
 
 
+def test_item_import_is_capped_and_refuses_nul_naming_the_member(client, world, settings):
+    from annotation.models import ItemImport
+
+    _, people = world
+    client.force_login(people["admin"])
+    url = "/api/projects/study/item-imports/"
+    before = ItemImport.objects.count()
+    settings.ITEM_IMPORT_MAX_BYTES = 1024 * 1024
+    text = '{"url": "https://github.com/NVIDIA/Megatron-LM/issues/1"}\n' * 20_000
+    response = client.post(url, {"text": text}, content_type="application/json")
+    refused_naming(response, "text")
+    assert "the limit is 1 MB" in response.json()["detail"]
+    upload = SimpleUploadedFile("issues.jsonl", text.encode())
+    response = client.post(url, {"file": upload}, CONTENT_LENGTH=str(3 * 1024 * 1024))
+    assert response.status_code == 413
+    response = client.post(
+        url, '{"text": "{}", "name": "a\\u0000.jsonl"}', content_type="application/json"
+    )
+    refused_naming(response, "name")
+    assert ItemImport.objects.count() == before
+
+
 # ---------------------------------------------------------------- next on the discussion form
 
 

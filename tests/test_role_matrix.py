@@ -77,6 +77,14 @@ RULES: dict[str, Rule] = {
     "api-project-export": Rule("admin", kwargs="export"),
     "api-project-export-jobs": Rule("admin", method="post", kwargs="project"),
     "api-project-export-job": Rule("admin", kwargs="export_job"),
+    "api-project-export-file": Rule("admin", kwargs="export_job"),
+    # items with their text from a JSON/JSONL file: project admins and staff
+    "api-item-imports": Rule("admin", kwargs="project"),
+    "api-item-import": Rule("admin", kwargs="item_import"),
+    # a URL list's issues as items (it creates issues too): admins; a source's: leads, as the page
+    "project-items-from-url-list": Rule("admin", kwargs="project"),
+    "api-items-from-url-list": Rule("admin", method="post", kwargs="project"),
+    "api-items-from-source": Rule("lead", method="post", kwargs="project"),
     # the lead's work (annotation/review/urls.py, annotation/review/api_urls.py); discussion,
     # proposals, pilot examples and own statistics are open to every member
     "disputed-queue": Rule("lead", kwargs="project"),
@@ -179,6 +187,12 @@ def finished_export(project, settings, tmp_path) -> int:
     return export_job_run(job_id=job.pk).pk
 
 
+def item_import(project) -> int:
+    from annotation.models import ItemImport
+
+    return ItemImport.objects.create(project=project, name="issues.jsonl", text="").pk
+
+
 def disputed_item(project, personas) -> int:
     """An item whose three labels disagree (revealed, so volunteers may discuss it)."""
     from tests.annotation.lead_helpers import labeled_item
@@ -229,6 +243,7 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
         "item": {"slug": project.slug, "item_id": disputed_item(project, personas)},
         "proposal": {"slug": project.slug, "pk": open_proposal(project, personas)},
         "report_chart": {"slug": project.slug, "name": "confusion"},
+        "item_import": {"slug": project.slug, "pk": item_import(project)},
         "": {},
     }
     people = {

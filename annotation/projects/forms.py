@@ -1,6 +1,7 @@
 from django import forms
 
-from ingest.models import Source
+from ingest.forms import uploaded_text
+from ingest.models import KeywordSet, Source
 
 ALL, CANDIDATES = "all", "candidates"
 
@@ -20,3 +21,24 @@ class ItemsFromSourceForm(forms.Form):
         initial=ALL,
         widget=forms.RadioSelect,
     )
+
+
+class ItemsFromUrlListForm(forms.Form):
+    file = forms.FileField(
+        label="URL list",
+        help_text="One GitHub or Gitee issue URL per line, like the study's issue-lists/*.txt. "
+        "Blank lines and lines starting with # are skipped.",
+    )
+    keyword_set = forms.ModelChoiceField(
+        queryset=KeywordSet.objects.order_by("name"),
+        required=False,
+        empty_label="All of the list's issues",
+        label="Which issues",
+        help_text="Or only the candidates of a keyword set: issues whose title or body contains "
+        "one of its keywords. Issues whose details are still being fetched are judged when the "
+        "list is added again.",
+    )
+
+    def clean_file(self) -> tuple[str, str]:
+        upload = self.cleaned_data["file"]
+        return upload.name, uploaded_text(upload)

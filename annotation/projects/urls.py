@@ -12,4 +12,9 @@ urlpatterns = [
         views.project_items_from_source_page,
         name="project-items-from-source",
     ),
+    path(
+        "projects/<slug:slug>/items/from-url-list/",
+        views.project_items_from_url_list_page,
+        name="project-items-from-url-list",
+    ),
 ]

@@ -1,4 +1,5 @@
-"""The project pages: my projects, one project's overview, adding a source's issues as items."""
+"""The project pages: my projects, one project's overview, adding a source's or a URL list's
+issues as items."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -8,8 +9,8 @@ from django.shortcuts import redirect, render
 from annotation.access import access_project, projects_of, user_role
 from annotation.blindness import stage_counts_seen
 from annotation.models import Role
-from annotation.projects.forms import CANDIDATES, ItemsFromSourceForm
-from annotation.projects.services import project_items_from_source
+from annotation.projects.forms import CANDIDATES, ItemsFromSourceForm, ItemsFromUrlListForm
+from annotation.projects.services import project_items_from_source, project_items_from_url_list
 from concord.errors import ConcordError
 
 
@@ -49,3 +50,21 @@ def project_items_from_source_page(request, slug: str):
             return redirect("project-detail", slug=project.slug)
     context = {"project": project, "form": form}
     return render(request, "annotation/project_items_add.html", context)
+
+
+@login_required
+def project_items_from_url_list_page(request, slug: str):
+    """Admins add the issues of a URL list (all, or a keyword set's candidates) as items."""
+    project = access_project(request.user, slug, at_least=Role.ADMIN)
+    form = ItemsFromUrlListForm(request.POST or None, request.FILES or None)
+    result = None
+    if request.method == "POST" and form.is_valid():
+        name, text = form.cleaned_data["file"]
+        try:
+            result = project_items_from_url_list(
+                project=project, text=text, name=name, keyword_set=form.cleaned_data["keyword_set"]
+            )
+        except ConcordError as exc:
+            form.add_error("file", exc.message)
+    context = {"project": project, "form": form, "result": result}
+    return render(request, "annotation/project_items_from_url_list.html", context)

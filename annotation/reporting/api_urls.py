@@ -6,6 +6,7 @@ from django.urls import path
 from annotation.reporting import api as views
 from annotation.reporting.export_api import (
     ProjectExportApi,
+    ProjectExportFileApi,
     ProjectExportJobApi,
     ProjectExportJobsApi,
 )
@@ -39,5 +40,10 @@ urlpatterns = [
         "projects/<slug:slug>/export-jobs/<int:pk>/",
         ProjectExportJobApi.as_view(),
         name="api-project-export-job",
+    ),
+    path(
+        "projects/<slug:slug>/export-jobs/<int:pk>/file/",
+        ProjectExportFileApi.as_view(),
+        name="api-project-export-file",
     ),
 ]

@@ -4,7 +4,7 @@ queue a background job and poll it (any size)."""
 from __future__ import annotations
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.http import StreamingHttpResponse
+from django.http import FileResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
@@ -80,7 +80,11 @@ class ExportJobOut(serializers.ModelSerializer):
     is_active = serializers.BooleanField(read_only=True)
     progress = serializers.SerializerMethodField()
     download_url = serializers.SerializerMethodField(
-        help_text="Only once the job is done and its file is complete."
+        help_text="The download page (a signed-in session), once the job is done and its file is "
+        "complete."
+    )
+    file_url = serializers.SerializerMethodField(
+        help_text="The same file through the API (token or session), once the job is done."
     )
 
     class Meta:
@@ -100,6 +104,7 @@ class ExportJobOut(serializers.ModelSerializer):
             "progress",
             "error",
             "download_url",
+            "file_url",
             "created_at",
             "started_at",
             "finished_at",
@@ -115,6 +120,12 @@ class ExportJobOut(serializers.ModelSerializer):
         if export_job_file(job) is None:
             return None
         return reverse("project-export-download", kwargs={"slug": job.project.slug, "pk": job.pk})
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_file_url(self, job: ExportJob) -> str | None:
+        if export_job_file(job) is None:
+            return None
+        return reverse("api-project-export-file", kwargs={"slug": job.project.slug, "pk": job.pk})
 
 
 class CsvRenderer(BaseRenderer):
@@ -193,3 +204,30 @@ class ProjectExportJobApi(APIView):
             ExportJob.objects.select_related("project", "requested_by"), project=project, pk=pk
         )
         return Response(ExportJobOut(job).data)
+
+
+class ProjectExportFileApi(APIView):
+    """The finished file of an export job, for scripts (`Authorization: Token ...`) as much as
+    for a signed-in session: project admins and site staff, as on the download page. The answer
+    carries Content-Length, so a client can show its progress; 404 until the job is done (or
+    once its file has expired)."""
+
+    renderer_classes = [JSONRenderer, CsvRenderer]
+
+    @extend_schema(
+        responses={
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="The CSV file."),
+        },
+    )
+    def get(self, request: Request, slug: str, pk: int) -> FileResponse:
+        project = access_project(request.user, slug, at_least=Role.ADMIN)
+        job = get_object_or_404(ExportJob, project=project, pk=pk)
+        path = export_job_file(job)
+        if path is None:
+            raise NotFound(f"Export {job.pk} has no file to download ({job.get_status_display()}).")
+        return FileResponse(
+            path.open("rb"),
+            as_attachment=True,
+            filename=job.file,
+            content_type="text/csv; charset=utf-8",
+        )

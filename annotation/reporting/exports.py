@@ -32,7 +32,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet
 from django.db.models.functions import ExtractYear
 
 from annotation.models import (
@@ -277,6 +277,25 @@ def _pages(items: QuerySet[Item], *columns: str) -> Iterator[list[tuple]]:
         last = page[-1][0]
 
 
+def _labelled_pages(items: QuerySet[Item], *columns: str) -> Iterator[list[tuple]]:
+    """_pages of only the items with a label. Early in a large project most items have none,
+    and reading them all cost 1.8 s for 1,000 labels in a 38,742-item project (issue 17). The
+    labelled ids come from one range scan of the label table's item index over the items' id
+    range; asked as a join, the planner expects half of the items labelled and reads every label
+    of every project (tests.bench.exports, "long, sparse")."""
+    bounds = items.aggregate(low=Min("pk"), high=Max("pk"))
+    if bounds["low"] is None:
+        return
+    in_range = Annotation.objects.filter(item_id__gte=bounds["low"], item_id__lte=bounds["high"])
+    ids = list(in_range.order_by("item_id").values_list("item_id", flat=True).distinct())
+    for start in range(0, len(ids), CHUNK):
+        # Ids of other projects' items in the range drop out here, by the items' own filters.
+        chunk = ids[start : start + CHUNK]
+        page = list(items.filter(pk__in=chunk).order_by("pk").values_list("pk", *columns))
+        if page:
+            yield page
+
+
 def _page_labels(page: list[tuple], *columns: str) -> Iterator[tuple]:
     """(item id, *columns) of the labels on a page's items: one range scan of the label table's
     item index instead of an IN list of CHUNK ids, whose parameters cost more to prepare than
@@ -401,7 +420,8 @@ def long_rows(project: Project, options: ExportOptions) -> Iterator[list]:
     tree = _Tree(project)
     yield LONG_HEADER
     items = filtered_items(project, options)
-    for page in _pages(items, "issue__url", "issue__owner", "issue__repo", "issue__created_at"):
+    columns = ("issue__url", "issue__owner", "issue__repo", "issue__created_at")
+    for page in _labelled_pages(items, *columns):
         by_item = defaultdict(list)
         for item, *label in _page_labels(page, "volunteer_id", "node_id", "summary", "created_at"):
             by_item[item].append(label)

@@ -10,11 +10,15 @@ per-repository table has year columns. Then, medians of several runs:
                  (tracemalloc, one extra run) is compared with that of a quarter of the rows.
 * final        - one row per resolved issue (no target; for the record).
 * repositories - per-repository statistics (Table I). Target <= 1 s.
+* long, sparse - the long format of a project early in a study: every one of the 38,742 issues is
+                 an item, 1,001 labels on 143 of them (issue 17: it read every item, 1.8 s).
+                 Target <= 0.5 s.
 
 Peak memory is measured in separate runs under tracemalloc (it slows Python down, so the timed
 runs go without it); the RSS high-water mark of the process is printed too.
 
-Options: --repeats N, --rows N, --seed S, --force (a database not named *bench*), --reimport.
+Options: --repeats N, --rows N, --seed S, --force (a database not named *bench*), --reimport,
+--sparse-only (only the long export of the sparse project).
 """
 
 from __future__ import annotations
@@ -66,6 +70,44 @@ def prepare(taxonomy, *, rows: int, seed: int, reimport: bool):
     return project
 
 
+SPARSE_SLUG = "bench-sparse"
+SPARSE_ITEMS_LABELLED = 143  # x 7 labels: 1,001 labels
+
+
+def sparse_project(full):
+    """A project with every issue as an item and the labels of the full project's first
+    SPARSE_ITEMS_LABELLED items, (re)built when it does not hold exactly that."""
+    from annotation.models import Annotation, Project
+    from annotation.projects.services import project_items_add
+    from ingest.models import Issue
+
+    labelled = list(full.items.order_by("pk").values_list("pk", "issue_id")[:SPARSE_ITEMS_LABELLED])
+    labels = Annotation.objects.filter(item_id__in=[pk for pk, _ in labelled])
+    project = Project.objects.filter(slug=SPARSE_SLUG, taxonomy=full.taxonomy).first()
+    expected = (Issue.objects.count(), labels.count())
+    if project is not None:
+        held = (project.items.count(), Annotation.objects.filter(item__project=project).count())
+        if held == expected:
+            return project
+        project.delete()
+    project = Project.objects.create(
+        name="Bench (sparse)", slug=SPARSE_SLUG, taxonomy=full.taxonomy
+    )
+    project_items_add(project=project, issue_ids=list(Issue.objects.values_list("pk", flat=True)))
+    item_of_issue = dict(project.items.values_list("issue_id", "pk"))
+    issue_of_item = dict(labelled)
+    Annotation.objects.bulk_create(
+        Annotation(
+            item_id=item_of_issue[issue_of_item[a.item_id]],
+            volunteer_id=a.volunteer_id,
+            node_id=a.node_id,
+            summary=a.summary,
+        )
+        for a in labels
+    )
+    return project
+
+
 def export_once(project, options, folder: Path) -> int:
     from annotation.reporting.exports import export_to_file
 
@@ -90,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--force", action="store_true", help="allow a database not named *bench*")
     parser.add_argument("--reimport", action="store_true", help="empty and import again")
+    parser.add_argument(
+        "--sparse-only", action="store_true", help="only the long export of the sparse project"
+    )
     args = parser.parse_args(argv)
 
     os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
@@ -108,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     memory: list[tuple[str, int, float, float]] = []  # name, rows, output MB, peak MiB
     with tempfile.TemporaryDirectory(prefix="concord-bench-exports-") as tmp:
         folder = Path(tmp)
-        for format, target in TARGETS.items():
+        for format, target in {} if args.sparse_only else TARGETS.items():
             options = export_options(project, format=format)
             expected = export_count(project, options)
             runs = []
@@ -121,6 +166,22 @@ def main(argv: list[str] | None = None) -> int:
             sizes[format] = (folder / f"{format}.csv").stat().st_size
             figures.append(Figure(f"export {format} ({expected} rows)", runs, target))
 
+        sparse = sparse_project(project)
+        options = export_options(sparse, format="long")
+        expected = export_count(sparse, options)
+        runs = []
+        for i in range(args.repeats):
+            seconds, rows = timed(lambda: export_once(sparse, options, folder))
+            runs.append(seconds)
+            print(f"  long, sparse run {i + 1}: {seconds:.3f} s, {rows} rows")
+            if rows != expected:
+                problems.append(f"long, sparse wrote {rows} rows, counted {expected}")
+        figures.append(
+            Figure(
+                f"export long, sparse ({sparse.items.count()} items, {expected} rows)", runs, 0.5
+            )
+        )
+
         def measure(name: str, **filters) -> None:
             options = export_options(project, **filters)
             rows = export_count(project, options)
@@ -128,11 +189,16 @@ def main(argv: list[str] | None = None) -> int:
             size = (folder / f"{options.format}.csv").stat().st_size / 1e6
             memory.append((name, rows, size, peak))
 
-        for format in TARGETS:
+        for format in {} if args.sparse_only else TARGETS:
             measure(format, format=format)
-        measure(f"long, {QUARTER_REPOSITORY} only", format="long", repository=QUARTER_REPOSITORY)
+        if not args.sparse_only:
+            measure(
+                f"long, {QUARTER_REPOSITORY} only", format="long", repository=QUARTER_REPOSITORY
+            )
 
     print_table(figures)
+    if args.sparse_only:
+        return report_problems(problems, figures)
     print()
     print(f"{'peak memory (tracemalloc)':<34} {'rows':>8} {'file MB':>8} {'peak MiB':>9}")
     print("-" * 62)
@@ -148,6 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not flat:
         problems.append("long export memory grows with the rows")
+    return report_problems(problems, figures)
+
+
+def report_problems(problems: list[str], figures: list[Figure]) -> int:
     for problem in problems:
         print(f"PROBLEM: {problem}")
     failed = [f.name for f in figures if f.verdict == "FAIL"]

@@ -1,0 +1,77 @@
+"""Background jobs with a row (annotation.models.BackgroundJob): export files and item imports.
+
+A worker claims a job by one conditional UPDATE (queued, or running with a heartbeat that
+stopped), so a duplicate delivery finds nothing to claim while another worker is on it, and a
+rerun after a killed worker starts it again. The worker beats `heartbeat_at` as it goes; the
+stale-job sweep (beat, and each worker on start) sends again the jobs nobody is working on.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import BackgroundJob, JobStatus
+
+NOT_TAKEN = (
+    "Queued {waited} ago and no worker has taken it: the task queue (Redis) or the workers"
+    " may be down. Nothing is lost; it starts by itself once they are back."
+)
+
+
+def job_claim(model: type[BackgroundJob], job_id: int, **restart) -> bool:
+    """Mark the job running for this worker, setting `restart` (counters back to 0); False when
+    it is done, failed or being worked on by another worker."""
+    now = timezone.now()
+    limit = now - timedelta(seconds=settings.JOB_STALE_SECONDS)
+    return bool(
+        model._default_manager.filter(pk=job_id)
+        .filter(_unattended(limit, queued_since=None))
+        .update(status=JobStatus.RUNNING, started_at=now, heartbeat_at=now, error="", **restart)
+    )
+
+
+def job_beat(model: type[BackgroundJob], job_id: int, **progress) -> None:
+    """A sign of life from the worker, with its progress counters."""
+    model._default_manager.filter(pk=job_id).update(heartbeat_at=timezone.now(), **progress)
+
+
+def job_finish(model: type[BackgroundJob], job_id: int, **result) -> None:
+    model._default_manager.filter(pk=job_id).update(
+        status=JobStatus.DONE, finished_at=timezone.now(), **result
+    )
+
+
+def job_fail(model: type[BackgroundJob], job_id: int, message: str, **result) -> None:
+    model._default_manager.filter(pk=job_id).update(
+        status=JobStatus.FAILED, error=message, finished_at=timezone.now(), **result
+    )
+
+
+def jobs_stale(model: type[BackgroundJob]) -> list[int]:
+    """Jobs nobody is working on: queued for a while (never sent, or the message was lost) or
+    running without a heartbeat (a killed worker). The sweep sends them again."""
+    limit = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
+    stale = model._default_manager.filter(_unattended(limit, queued_since=limit))
+    return sorted(stale.values_list("pk", flat=True))
+
+
+def job_waiting_step(job: BackgroundJob) -> str:
+    """What a queued job's progress says: waiting, or (after a while) that nobody took it."""
+    waited = (timezone.now() - job.created_at).total_seconds()
+    if waited > settings.JOB_STALE_SECONDS:
+        ago = f"{waited:.0f} s" if waited < 120 else f"{waited / 60:.0f} min"
+        return NOT_TAKEN.format(waited=ago)
+    return "Queued: waiting for a worker."
+
+
+def _unattended(limit, *, queued_since) -> Q:
+    """Queued (before `queued_since`, if given), or running with no heartbeat since `limit`."""
+    queued = Q(status=JobStatus.QUEUED)
+    if queued_since is not None:
+        queued &= Q(created_at__lt=queued_since)
+    silent = Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=limit)
+    return queued | (Q(status=JobStatus.RUNNING) & silent)

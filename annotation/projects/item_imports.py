@@ -1,0 +1,119 @@
+"""Items with their text, in bulk: a JSON or JSONL file of issues (ingest.issue_files) added to a
+project as a background job (annotation.jobs), as Label Studio's and doccano's imports are.
+
+The job row holds the file until it is done. The worker checks the whole file first, beating
+the heartbeat with the number of records checked; a file with any problem fails with every
+problem listed (file, line, field) and nothing written. A good file is written in one
+transaction: its issues and comments, then the items through project_items_add, the one way
+issues become items. A killed worker's job is sent again by the sweep and starts over; the
+writes are upserts, so a rerun never duplicates anything.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from annotation.jobs import job_beat, job_claim, job_fail, job_finish, job_waiting_step
+from annotation.models import ItemImport, JobStatus, Project
+from annotation.projects.services import project_items_add
+from concord.errors import RowError
+from concord.tasks import send
+from ingest.issue_files import issue_file_parse, issue_file_store
+
+logger = logging.getLogger(__name__)
+
+MAX_REPORTED = 20
+
+
+@dataclass(frozen=True)
+class ImportQueued:
+    """A new import job, and whether the broker took its task (False: the sweep sends it)."""
+
+    job: ItemImport
+    sent: bool
+
+
+def item_import_start(
+    *, project: Project, user, name: str, text: str, enqueue: bool = True
+) -> ImportQueued:
+    """Queue the import of `text` (the file called `name`) into `project`; the task is sent
+    after this transaction commits (without `enqueue`, the caller runs item_import_run)."""
+    sent: dict[str, bool] = {}
+    with transaction.atomic():
+        job = ItemImport.objects.create(
+            project=project,
+            requested_by=user if user is not None and user.is_authenticated else None,
+            name=name,
+            text=text,
+        )
+        if enqueue:
+            from annotation.projects.tasks import item_import_run as run_task
+
+            transaction.on_commit(lambda: sent.update(ok=send(run_task, job.pk)))
+    return ImportQueued(job=job, sent=sent.get("ok", True))
+
+
+def item_import_run(*, job_id: int) -> ItemImport | None:
+    """Check the job's file, then write it whole, or fail with every problem. A finished job,
+    or one another worker is on, is left alone."""
+    claimed = job_claim(ItemImport, job_id, records_total=None, records_checked=0, problems=[])
+    job = ItemImport.objects.select_related("project").filter(pk=job_id).first()
+    if not claimed or job is None:
+        return job
+    text, job.text = job.text, ""  # the parsed records are all that is needed from here
+    try:
+        records, errors = issue_file_parse(
+            text=text,
+            name=job.name,
+            progress=lambda n: job_beat(ItemImport, job_id, records_checked=n),
+        )
+        del text  # tens of MB, while the records are written
+        if errors:
+            _fail_with(job, errors)
+        else:
+            job_beat(ItemImport, job_id, records_total=len(records), records_checked=len(records))
+            with transaction.atomic():
+                stored = issue_file_store(records)
+                added = project_items_add(project=job.project, issue_ids=stored.issue_ids)
+                job_finish(
+                    ItemImport, job_id, issues_created=stored.created, items_added=added, text=""
+                )
+    except Exception:
+        logger.exception("item import %s failed", job_id)
+        job_fail(
+            ItemImport, job_id, "The import stopped on an unexpected error; nothing was added."
+        )
+    job.refresh_from_db()
+    return job
+
+
+def item_import_progress(job: ItemImport) -> dict:
+    """What the API answers while a client waits: a fraction and a step in words."""
+    if job.status == JobStatus.DONE:
+        return {
+            "fraction": 1.0,
+            "step": f"Done: {job.items_added:,} new items from {job.records_total:,} issues"
+            f" ({job.issues_created:,} issues new to Concord).",
+        }
+    if job.status == JobStatus.FAILED:
+        return {"fraction": 0.0, "step": f"Failed: {job.error}"}
+    if job.status == JobStatus.QUEUED:
+        return {"fraction": 0.0, "step": job_waiting_step(job)}
+    if job.records_total is not None:
+        return {"fraction": 0.99, "step": f"Writing {job.records_total:,} issues as items."}
+    return {"fraction": 0.0, "step": f"Checking: {job.records_checked:,} issues read."}
+
+
+def _fail_with(job: ItemImport, errors: list[RowError]) -> None:
+    shown = "; ".join(str(e) for e in errors[:MAX_REPORTED])
+    more = f"; and {len(errors) - MAX_REPORTED} more" if len(errors) > MAX_REPORTED else ""
+    job_fail(
+        ItemImport,
+        job.pk,
+        f"{len(errors)} problem(s); nothing was imported: {shown}{more}",
+        problems=[{**e.where.as_dict(), "message": e.message} for e in errors],
+        text="",
+    )

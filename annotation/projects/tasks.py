@@ -1,0 +1,12 @@
+"""Celery tasks of the project feature: ids in, one service call, safe to run twice."""
+
+from celery import shared_task
+
+
+@shared_task(name="annotation.tasks.item_import_run", acks_late=True)
+def item_import_run(job_id: int) -> None:
+    """Check and write an item import. A redelivered task starts it again (its writes are
+    upserts); a finished job is left as it is."""
+    from annotation.projects.item_imports import item_import_run as run
+
+    run(job_id=job_id)

@@ -1,0 +1,346 @@
+"""Issues with their text from a file a script already holds: JSON (an array of objects) or JSONL
+(one object per line), each object an issue:
+
+    {"url": "https://github.com/NVIDIA/Megatron-LM/issues/1", "title": "...", "body": "...",
+     "author": "...", "state": "open", "labels": ["bug"], "created_at": "2024-05-01T10:00:00Z",
+     "updated_at": "...", "closed_at": null,
+     "comments": [{"author": "...", "body": "...", "created_at": "...", "id": 123}]}
+
+Only `url` is required. A file is checked whole before anything is written, and every problem
+comes back as a RowError naming the file, the line the object starts on and the field
+(`comments[2].created_at`). Stored as the harvest stores issues (ingest.harvest.issue_row and
+the same upsert): an issue already held with a later `updated_at` keeps its text, and comments
+are unique by host + id. A comment without the host's `id` gets a stable negative id from the
+issue's URL and its place in the list, so importing the same file again changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from concord.db import upsert
+from concord.errors import RowError
+from concord.input_checks import text_problem
+from ingest.clients.base import CommentRecord, IssueRecord
+from ingest.harvest import COMMENT_UPDATE_FIELDS, ISSUE_UPDATE_FIELDS, comment_row, issue_row
+from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
+from ingest.models import Comment, Issue
+from ingest.services import issues_ensure
+
+ISSUE_FIELDS = {
+    "url",
+    "title",
+    "body",
+    "author",
+    "state",
+    "labels",
+    "created_at",
+    "updated_at",
+    "closed_at",
+    "comments",
+}
+COMMENT_FIELDS = {"id", "author", "body", "created_at", "updated_at"}
+PROGRESS_EVERY = 500  # records
+
+
+@dataclass(frozen=True)
+class IssueFileRecord:
+    line: int
+    ref: IssueRef
+    issue: IssueRecord
+    comments: tuple[CommentRecord, ...]
+
+
+@dataclass(frozen=True)
+class StoredIssues:
+    issue_ids: list[int]
+    created: int
+
+
+class _Bad(ValueError):
+    """One field of one record that cannot be taken; `field` names it."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        self.field = field
+        super().__init__(message)
+
+
+def issue_file_parse(
+    *, text: str, name: str, progress: Callable[[int], object] | None = None
+) -> tuple[list[IssueFileRecord], list[RowError]]:
+    """Every record of the file, or the problems found (all of them, each with its line)."""
+    records: list[IssueFileRecord] = []
+    errors: list[RowError] = []
+    seen: dict[IssueRef, int] = {}
+    comment_lines: dict[tuple[str, int], int] = {}
+    for line, value in _objects(text, name, errors):
+        try:
+            record = _record(value, line)
+        except _Bad as exc:
+            errors.append(RowError(name, line, exc.field, str(exc)))
+            continue
+        if record.ref in seen:
+            errors.append(RowError(name, line, "url", f"duplicate of line {seen[record.ref]}"))
+            continue
+        seen[record.ref] = line
+        clash = _comment_clash(record, comment_lines)
+        if clash is not None:
+            errors.append(RowError(name, line, clash[0], clash[1]))
+            continue
+        records.append(record)
+        if progress is not None and len(records) % PROGRESS_EVERY == 0:
+            progress(len(records))
+    if not records and not errors:
+        errors.append(RowError(name, 1, None, "no issues in the file"))
+    return records, errors
+
+
+@transaction.atomic
+def issue_file_store(records: list[IssueFileRecord]) -> StoredIssues:
+    """Create or update the records' issues and comments; their ids in the file's order."""
+    before = Issue.objects.count()
+    ids = issues_ensure(r.ref for r in records)
+    created = Issue.objects.count() - before
+    now = timezone.now()
+    rows = []
+    for r in records:
+        row = issue_row(r.ref.host, r.ref.owner, r.ref.repo, r.issue, now)
+        del row["source"]  # a file is no harvest: an issue's source stays as it was
+        rows.append(row)
+    upsert(
+        Issue,
+        rows,
+        unique=("host", "owner", "repo", "number"),
+        update=ISSUE_UPDATE_FIELDS,
+        newer="updated_at",
+    )
+    upsert(
+        Comment,
+        [comment_row(r.ref.host, c, ids[r.ref]) for r in records for c in r.comments],
+        unique=("host", "comment_id"),
+        update=COMMENT_UPDATE_FIELDS,
+        newer="updated_at",
+    )
+    return StoredIssues(issue_ids=[ids[r.ref] for r in records], created=created)
+
+
+def issue_file_text_check(text: str, name: str) -> None:
+    """A RowError naming the first line with text PostgreSQL cannot hold (a raw NUL byte, a lone
+    surrogate), which the job row could not even store."""
+    if text_problem(text) is None:
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        problem = text_problem(line)
+        if problem is not None:
+            raise RowError(name, number, None, problem)
+
+
+# ---------------------------------------------------------------- reading the file
+
+
+def _objects(text: str, name: str, errors: list[RowError]) -> Iterator[tuple[int, object]]:
+    """(line, value) of each record: the elements of a JSON array, else one per JSONL line."""
+    start = _skip_space(text, 0)
+    if text[start : start + 1] == "[":
+        yield from _array_elements(text, name, start, errors)
+        return
+    # Split on newlines only: str.splitlines would also split at U+2028 and other separators,
+    # which JSON allows unescaped inside a string.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            message = f"not JSON: {exc.msg} at character {exc.colno}"
+            errors.append(RowError(name, number, None, message))
+
+
+def _array_elements(
+    text: str, name: str, at: int, errors: list[RowError]
+) -> Iterator[tuple[int, object]]:
+    """Each element of the array at `at`, with the line it starts on (json.loads would give the
+    values but not where they are)."""
+    decoder = json.JSONDecoder()
+    lines = _LineCounter(text)
+    at = _skip_space(text, at + 1)
+    if text[at : at + 1] == "]":
+        return
+    while True:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except json.JSONDecodeError as exc:
+            message = f"not JSON: {exc.msg} at character {exc.colno}"
+            errors.append(RowError(name, exc.lineno, None, message))
+            return  # the rest of the array cannot be found reliably
+        yield lines.at(at), value
+        at = _skip_space(text, end)
+        following = text[at : at + 1]
+        if following == "]":
+            if text[_skip_space(text, at + 1) :]:
+                errors.append(RowError(name, lines.at(at), None, "text after the array"))
+            return
+        if following != ",":
+            found = f"{following!r}" if following else "the end of the file"
+            message = f"expected ',' or ']', found {found}"
+            errors.append(RowError(name, lines.at(at), None, message))
+            return
+        at = _skip_space(text, at + 1)
+
+
+class _LineCounter:
+    """The line of a position in `text`, for positions that only move forward: each call counts
+    only the newlines since the last one, so a large file is read once, not once per record."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.position, self.line = text, 0, 1
+
+    def at(self, position: int) -> int:
+        self.line += self.text.count("\n", self.position, position)
+        self.position = position
+        return self.line
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n\ufeff":
+        at += 1
+    return at
+
+
+# ---------------------------------------------------------------- one record
+
+
+def _record(value: object, line: int) -> IssueFileRecord:
+    data = _object(value, "", ISSUE_FIELDS)
+    url = data.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise _Bad("url", "required: the issue's GitHub or Gitee URL")
+    try:
+        ref = parse_issue_url(url)
+    except BadIssueUrl as exc:
+        raise _Bad("url", str(exc)) from exc
+    comments = data.get("comments") or []
+    if not isinstance(comments, list):
+        raise _Bad("comments", "expected a list of comments")
+    created = _moment(data, "created_at")
+    issue = IssueRecord(
+        number=ref.number,
+        host_id=None,
+        url=ref.url,
+        title=_text(data, "title", limit=1000),  # the columns' lengths
+        body=_text(data, "body"),
+        author=_text(data, "author", limit=100),
+        state=_text(data, "state", limit=20),
+        labels=_labels(data),
+        # Issue.created_at may be empty; IssueRecord's type is for the forges, which always say.
+        created_at=created,  # type: ignore[arg-type]
+        updated_at=_moment(data, "updated_at"),
+        closed_at=_moment(data, "closed_at"),
+        comment_count=len(comments),
+        is_pull_request=False,
+    )
+    return IssueFileRecord(
+        line=line,
+        ref=ref,
+        issue=issue,
+        comments=tuple(_comment(c, ref, n) for n, c in enumerate(comments)),
+    )
+
+
+def _comment(value: object, ref: IssueRef, n: int) -> CommentRecord:
+    where = f"comments[{n}]."
+    data = _object(value, where, COMMENT_FIELDS)
+    given = data.get("id")
+    if given is None:
+        comment_id = _stable_id(ref, n)
+    elif isinstance(given, int) and not isinstance(given, bool) and 0 < given < 2**63:
+        comment_id = given
+    else:
+        raise _Bad(where + "id", "expected the host's comment id, a positive whole number")
+    return CommentRecord(
+        comment_id=comment_id,
+        issue_number=ref.number,
+        author=_text(data, "author", where, limit=100),
+        body=_text(data, "body", where),
+        created_at=_moment(data, "created_at", where),
+        updated_at=_moment(data, "updated_at", where),
+    )
+
+
+def _object(value: object, where: str, allowed: set[str]) -> dict:
+    if not isinstance(value, dict):
+        raise _Bad(where.rstrip(".") or None, f"expected an object, not {type(value).__name__}")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        known = ", ".join(sorted(allowed))
+        raise _Bad(where + str(unknown[0]), f"unknown field; the fields are {known}")
+    return value
+
+
+def _text(data: dict, key: str, where: str = "", *, limit: int | None = None) -> str:
+    value = data.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Bad(where + key, f"expected text, not {type(value).__name__}")
+    problem = text_problem(value)
+    if problem is not None:
+        raise _Bad(where + key, problem)
+    if limit is not None and len(value) > limit:
+        raise _Bad(where + key, f"{len(value)} characters; the most is {limit}")
+    return value
+
+
+def _labels(data: dict) -> list[str]:
+    labels = data.get("labels") or []
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        raise _Bad("labels", "expected a list of label names")
+    for label in labels:
+        problem = text_problem(label)
+        if problem is not None:
+            raise _Bad("labels", problem)
+    return labels
+
+
+def _moment(data: dict, key: str, where: str = "") -> datetime | None:
+    value = data.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _Bad(where + key, "expected a date and time such as 2024-05-01T10:00:00Z")
+    try:
+        moment = parse_datetime(value)
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise _Bad(
+            where + key, f"{value[:40]!r} is not a date and time such as 2024-05-01T10:00:00Z"
+        )
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _comment_clash(
+    record: IssueFileRecord, lines: dict[tuple[str, int], int]
+) -> tuple[str, str] | None:
+    """(field, message) when a comment repeats the id of another in the file (comments are
+    unique by host and id); else note where each id is."""
+    for n, comment in enumerate(record.comments):
+        key = (record.ref.host, comment.comment_id)
+        if key in lines:
+            return f"comments[{n}].id", f"the id of a comment on line {lines[key]} again"
+        lines[key] = record.line
+    return None
+
+
+def _stable_id(ref: IssueRef, n: int) -> int:
+    """A negative comment id for the n-th comment of `ref` (hosts' ids are positive)."""
+    digest = hashlib.sha256(f"{ref.url}\n{n}".encode()).digest()
+    return -(int.from_bytes(digest[:8], "big") >> 1) - 1
