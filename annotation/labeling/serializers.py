@@ -89,6 +89,22 @@ class AnnotationOut(serializers.Serializer):
         return is_editable(annotation.item)
 
 
+class NextItemIn(serializers.Serializer):
+    exclude = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        max_length=20,
+        required=False,
+        default=list,
+        help_text="Ids of items you already have in hand (the one on screen, labels on their way): "
+        "hand me another. The labeling page sends them to hold the next item ready.",
+    )
+
+
+class SkipUndoOut(serializers.Serializer):
+    item = serializers.IntegerField(source="item.pk")
+    reserved_until = serializers.DateTimeField(source="expires_at")
+
+
 class SkipIn(serializers.Serializer):
     reason = serializers.CharField(max_length=300, allow_blank=True, default="")
 
