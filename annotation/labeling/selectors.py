@@ -14,7 +14,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.blindness import is_revealed
-from annotation.highlight import highlight_keywords, highlight_text
+from annotation.highlight import highlight_keywords
 from annotation.labeling.assignment import live_reservations
 from annotation.labeling.eligibility import labelable_for
 from annotation.models import (
@@ -26,7 +26,7 @@ from annotation.models import (
     ScreeningVote,
     Stage,
 )
-from annotation.rendering import markdown_to_html
+from annotation.rendering import markdown_to_html, title_to_html
 from ingest.models import KeywordMatch
 
 
@@ -120,7 +120,7 @@ def item_view(*, item: Item, project: Project, viewer) -> ItemView:
     return ItemView(
         item=item,
         keywords=keywords,
-        title_html=highlight_text(issue.title or str(issue), keywords),
+        title_html=highlight_keywords(title_to_html(issue.title or str(issue)), keywords),
         body_html=highlight_keywords(markdown_to_html(issue.body), keywords),
         comments=comments,
         mine=mine,
