@@ -29,7 +29,7 @@ def test_volunteer_screens_and_labels_two_items_with_the_keyboard(page, personas
     project.screening_votes = 1
     project.save()
     (candidate,) = items(project, 1, stage=Stage.CANDIDATE)
-    first, second = items(project, 2)
+    items(project, 2)
     errors = collect_errors(page)
     sign_in(page, "volunteer_a")
 
@@ -218,7 +218,7 @@ def quick_label(page: Page, type_key: str, theme_key: str, summary: str) -> int:
 
 
 def test_refusals_say_what_is_missing_and_a_refused_label_comes_back(page, personas, project):
-    first, second = items(project, 2)
+    items(project, 2)
     sign_in(page, "volunteer_a")
     page.goto(f"/projects/{project.slug}/label/")
     body_focused(page)
