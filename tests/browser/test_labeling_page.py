@@ -29,7 +29,7 @@ def test_volunteer_screens_and_labels_two_items_with_the_keyboard(page, personas
     project.screening_votes = 1
     project.save()
     (candidate,) = items(project, 1, stage=Stage.CANDIDATE)
-    items(project, 2)
+    first, second = items(project, 2)
     errors = collect_errors(page)
     sign_in(page, "volunteer_a")
 
