@@ -339,3 +339,28 @@ def test_labeling_page_never_scrolls_sideways(browser, live_server, personas, pr
         assert top < height
     finally:
         context.close()
+
+
+def test_screening_r_and_n_switch_from_the_reason_box_and_enter_alone_is_refused(
+    page, personas, project
+):
+    project.screening_enabled = True
+    project.screening_votes = 1
+    project.save()
+    (candidate,) = items(project, 1, stage=Stage.CANDIDATE)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/screen/")
+    body_focused(page)
+    page.keyboard.press("Enter")
+    expect(page.locator("#screen-error")).to_contain_text("Choose first")
+    page.keyboard.press("r")
+    expect(page.locator("#screen-reason")).to_be_focused()
+    page.keyboard.press("n")  # changed my mind, from the reason box
+    expect(page.locator("#verdict-irrelevant")).to_be_checked()
+    expect(page.locator("#screen-reason")).to_have_value("")
+    page.keyboard.type("no framework")  # once a reason is typed, letters are text
+    expect(page.locator("#verdict-irrelevant")).to_be_checked()
+    page.keyboard.press("Enter")
+    expect(page.locator("#why-none")).to_contain_text("Nothing left to screen")
+    vote = ScreeningVote.objects.get(item=candidate)
+    assert (vote.relevant, vote.reason) == (False, "no framework")
