@@ -107,6 +107,7 @@ RULES: dict[str, Rule] = {
     "label-categories": Rule("volunteer", kwargs="project"),
     "label-item": Rule("volunteer", method="post", kwargs="item"),
     "label-skip": Rule("volunteer", method="post", kwargs="item"),
+    "label-unskip": Rule("volunteer", method="post", kwargs="item"),
     "my-labels": Rule("volunteer", kwargs="project"),
     "screen-next": Rule("volunteer", kwargs="project"),
     "screen-vote": Rule("volunteer", method="post", kwargs="item"),

@@ -18,12 +18,14 @@ from annotation.highlight import highlight_keywords
 from annotation.labeling.assignment import live_reservations
 from annotation.labeling.eligibility import labelable_for
 from annotation.models import (
+    LABELABLE_STAGES,
     REVEALED_STAGES,
     Annotation,
     Item,
     Project,
     Reservation,
     ScreeningVote,
+    Skip,
     Stage,
 )
 from annotation.rendering import markdown_to_html, title_to_html
@@ -65,6 +67,21 @@ def access_item_for_labeling(*, project: Project, item_id: int, viewer) -> ItemA
     if annotation is None and reservation is None:
         return None
     return ItemAccess(item=item, annotation=annotation, reservation=reservation)
+
+
+MY_SKIPS_SHOWN = 20
+
+
+def my_skips(*, project: Project, volunteer) -> list[Skip]:
+    """My latest skips of items still open for labeling (a skip may be taken back while the
+    item is; whether the rule then lets me label it is decided by the take-back)."""
+    return list(
+        Skip.objects.filter(
+            item__project=project, volunteer=volunteer, item__stage__in=LABELABLE_STAGES
+        )
+        .select_related("item__issue")
+        .order_by("-created_at", "-pk")[:MY_SKIPS_SHOWN]
+    )
 
 
 def my_annotations(*, project: Project, volunteer):

@@ -13,5 +13,10 @@ urlpatterns = [
     ),
     path("projects/<slug:slug>/items/<int:item_id>/label/", views.label_item, name="label-item"),
     path("projects/<slug:slug>/items/<int:item_id>/skip/", views.label_skip, name="label-skip"),
+    path(
+        "projects/<slug:slug>/items/<int:item_id>/unskip/",
+        views.label_unskip,
+        name="label-unskip",
+    ),
     path("projects/<slug:slug>/my-labels/", views.my_labels, name="my-labels"),
 ]

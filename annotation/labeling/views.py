@@ -16,12 +16,13 @@ from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.access import access_project, project_item
-from annotation.labeling.assignment import item_skip, next_item_claim
+from annotation.labeling.assignment import item_skip, next_item_claim, skip_undo
 from annotation.labeling.eligibility import is_editable
 from annotation.labeling.selectors import (
     access_item_for_labeling,
     item_view,
     my_annotations,
+    my_skips,
     volunteer_progress,
 )
 from annotation.labeling.services import annotation_submit, label_node
@@ -243,6 +244,20 @@ def label_skip(request, slug: str, item_id: int):
 
 
 @login_required
+@require_POST
+def label_unskip(request, slug: str, item_id: int):
+    """Take a skip back (My labels): the item is reserved for me again and opens to label."""
+    project = access_project(request.user, slug)
+    item = project_item(project, item_id)
+    try:
+        skip_undo(item=item, volunteer=request.user)
+    except ConcordError as exc:
+        messages.error(request, exc.message)
+        return redirect("my-labels", slug=project.slug)
+    return redirect("label-item", slug=project.slug, item_id=item.pk)
+
+
+@login_required
 @require_GET
 def my_labels(request, slug: str):
     project = access_project(request.user, slug)
@@ -253,6 +268,7 @@ def my_labels(request, slug: str):
         "project": project,
         "page": page,
         "editable_stages": (Stage.OPEN, Stage.LABELING),
+        "skips": my_skips(project=project, volunteer=request.user),
         "progress": volunteer_progress(project=project, volunteer=request.user),
     }
     return render(request, "labeling/my_labels.html", context)

@@ -137,3 +137,28 @@ def test_a_skip_is_not_taken_back_when_the_item_filled_meanwhile(api, personas, 
     assert response.status_code == 409
     assert "already has its 1 labels" in response.json()["detail"]
     assert Skip.objects.filter(item=item, volunteer=personas["volunteer_a"]).exists()
+
+
+def test_my_labels_lists_my_skips_and_takes_one_back(client, personas, project):
+    (item,) = items(project, 1)
+    me = personas["volunteer_a"]
+    client.force_login(me)
+    claimed = client.post(f"/api/projects/{project.slug}/next-item/", {}).json()["id"]
+    client.post(f"/projects/{project.slug}/items/{claimed}/skip/", {"reason": "not English"})
+    page = client.get(f"/projects/{project.slug}/my-labels/").content.decode()
+    assert 'id="my-skips"' in page
+    assert "not English" in page
+    assert f"/items/{item.pk}/unskip/" in page
+
+    response = client.post(f"/projects/{project.slug}/items/{item.pk}/unskip/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/projects/{project.slug}/items/{item.pk}/label/"
+    assert not Skip.objects.filter(item=item, volunteer=me).exists()
+    assert client.get(response["Location"]).status_code == 200  # reserved for me again
+
+
+def test_taking_back_a_skip_refused_by_the_rule_says_why(client, personas, project):
+    (item,) = items(project, 1)
+    client.force_login(personas["volunteer_a"])
+    response = client.post(f"/projects/{project.slug}/items/{item.pk}/unskip/", follow=True)
+    assert "no skip to take back" in response.content.decode()
