@@ -67,6 +67,21 @@
   var summaryRequired = cfg.summaryRequired === "1";
   var byCode = {};
   picker.querySelectorAll("li.opt").forEach(function (li) { byCode[li.dataset.code] = li; });
+  // Codes from the type down (the path a choice sets), and each leaf's path of names, shown
+  // beside search results: the page sends only each option's parent.
+  picker.querySelectorAll("li.opt").forEach(function (li) {
+    var codes = [li.dataset.code];
+    for (var up = byCode[li.dataset.parent]; up; up = byCode[up.dataset.parent]) { codes.unshift(up.dataset.code); }
+    li.dataset.codes = codes.join(" ");
+  });
+  levels[levels.length - 1].querySelectorAll("li.opt").forEach(function (li) {
+    var names = li.dataset.codes.split(" ").slice(0, -1).map(function (c) { return nameOf(c); });
+    if (!names.length) { return; }
+    var path = document.createElement("span");
+    path.className = "path";
+    path.textContent = names.join(" \u203a ");
+    li.querySelector("label").appendChild(path);
+  });
   var details = {};  // code -> {definition, below, examples}, once categories.json is in
   var texts = new Map();  // leaf option -> the text a search looks in
 
@@ -93,7 +108,7 @@
       var parts = [li.textContent, detailText(li.dataset.code)];
       li.dataset.codes.split(" ").slice(0, -1).forEach(function (c) {
         var up = byCode[c];
-        if (up) { parts.push(up.querySelector(".name").textContent, details[c] ? details[c].definition : ""); }
+        if (up) { parts.push(nameOf(c), details[c] ? details[c].definition : ""); }
       });
       texts.set(li, parts.join(" ").toLowerCase().replace(/\s+/g, " "));
     });
@@ -120,7 +135,7 @@
     info.textContent = "";
     var title = document.createElement("p");
     title.className = "info-title";
-    title.textContent = li.querySelector(".code").textContent + " " + li.querySelector(".name").textContent;
+    title.textContent = li.dataset.code + " " + nameOf(li.dataset.code);
     info.appendChild(title);
     var def = document.createElement("p");
     def.className = "definition";
@@ -154,7 +169,7 @@
 
   function nameOf(code) {
     var li = byCode[code];
-    return li ? li.querySelector(".name").textContent : code;
+    return li ? li.querySelector("label > span").textContent : code;
   }
 
   function visibleOptions() {
@@ -182,9 +197,9 @@
       picker.classList.remove("searching");
       searchStatus.textContent = "";
       var parent = current === 0 ? "" : path[current - 1];
-      levels[current].querySelectorAll("li.opt").forEach(function (li) { li.hidden = li.dataset.parent !== parent; });
+      levels[current].querySelectorAll("li.opt").forEach(function (li) { li.hidden = (li.dataset.parent || "") !== parent; });
     }
-    visibleOptions().forEach(function (li, i) { li.querySelector(".n").textContent = keys.charAt(i); });
+    visibleOptions().forEach(function (li, i) { li.querySelector("kbd").textContent = keys.charAt(i); });
     // Radios follow the path, so a reload or a submit without the script sends what is shown.
     picker.querySelectorAll("input[type=radio]").forEach(function (r) { r.checked = path.indexOf(r.value) !== -1; });
     var types = levels[0].querySelectorAll("li.opt").length;

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import gzip
 
+import pytest
+
 from taxonomy.models import Example, Node
 from tests.annotation.labeling_helpers import items
 
 PAGE_LIMIT = 30_000  # bytes of HTML before compression (issue 15)
 
 
-def test_labeling_page_is_small_and_gzipped(client, personas, project):
+@pytest.mark.parametrize("depth", ["theme", "subtheme"])
+def test_labeling_page_is_small_and_gzipped(client, personas, project, depth):
+    project.label_depth = depth
+    project.save()
     items(project, 1)
     client.force_login(personas["volunteer_a"])
     response = client.get(f"/projects/{project.slug}/label/", HTTP_ACCEPT_ENCODING="gzip")

@@ -199,7 +199,7 @@ def test_stale_edit_is_409_shows_the_stored_label_and_keeps_my_input(client, per
     assert "Stored now: C.2" in text
     content = response.content.decode()
     assert 'value="my new words"' in content
-    assert 'name="node" required checked value="C.3"' in content
+    assert 'name="node" checked value="C.3"' in content
     assert 'name="version" value="2"' in content
     annotation.refresh_from_db()
     assert annotation.summary == "other tab"

@@ -168,7 +168,7 @@ def test_ten_labels_with_the_keyboard_alone_including_c10_and_an_undo(page, pers
     stay_on_this_document(page)
     # Bug has ten themes: C.10 has a letter, shown on its button.
     page.keyboard.press("3")
-    expect(page.locator('li.opt[data-code="C.10"] .n')).to_have_text("a")
+    expect(page.locator('li.opt[data-code="C.10"] kbd')).to_have_text("a")
     expect(page.locator('li.opt[data-code="C.10"]')).to_be_visible()
     page.keyboard.press("Backspace")
 
