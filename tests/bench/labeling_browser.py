@@ -53,7 +53,8 @@ PROBE = """
     requestAnimationFrame(function () {
       window.__bench.push([swapped - began, performance.now() - began]);
     });
-  }).observe(document.getElementById("issue"), { attributes: true, attributeFilter: ["data-item"] });
+  }).observe(document.getElementById("issue"),
+             { attributes: true, attributeFilter: ["data-item"] });
 }
 """
 
