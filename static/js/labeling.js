@@ -268,7 +268,20 @@
 
   // ------------------------------------------------------------ messages
   function setStatus(text) { statusEl.textContent = text; }
-  function showError(text) { errorEl.textContent = text; errorEl.hidden = false; }
+  function showError(text, onward) {
+    errorEl.textContent = text;
+    if (onward) {  // the item is not (or no longer) mine to label: a way on, by key or click
+      var next = document.createElement("button");
+      next.type = "button";
+      next.className = "link";
+      next.id = "go-on";
+      next.textContent = T.goOn;
+      next.addEventListener("click", goOn);
+      errorEl.appendChild(document.createTextNode(" "));
+      errorEl.appendChild(next);
+    }
+    errorEl.hidden = false;
+  }
   function clearError() { errorEl.hidden = true; errorEl.textContent = ""; }
 
   function missing() {
@@ -324,7 +337,7 @@
   }
 
   var first = {
-    id: Number(cfg.item), issue: cfg.issue, html: null, reservedUntil: null, draftKey: cfg.draftKey,
+    id: Number(cfg.item), issue: cfg.issue, html: null, reservedUntil: cfg.reservedUntil || null, draftKey: cfg.draftKey,
     version: versionInput.value ? Number(versionInput.value) : null, path: null, summary: "",
     // An edit opened from "My labels" goes back there through the server, as without the script.
     native: !!form.querySelector("input[name=next]"),
@@ -417,8 +430,14 @@
     history.pushState({ item: rec.id }, "", form.action);
   }
 
+  function stillHeld(rec) {
+    // A minute of margin: the label must reach the server while the item is still mine.
+    return !rec.reservedUntil || Date.parse(rec.reservedUntil) > Date.now() + 60000;
+  }
+
   function advance() {
     current = null;
+    ready = ready.filter(function (rec) { return rec.version !== null || stillHeld(rec); });
     if (ready.length) { go(ready.shift()); return; }
     setStatus(T.loading);
     Promise.resolve(fetching || prefetch()).then(function () {
@@ -432,12 +451,19 @@
     });
   }
 
-  function bringBack(rec, message) {
+  function bringBack(rec, message, onward) {
     if (current && current !== rec) { ready.unshift(current); }
     show(rec);
     history.replaceState({ item: rec.id }, "", form.action);
-    showError(message);
+    showError(message, onward);
     setStatus("");
+  }
+
+  function goOn() {
+    // Leave an item the server refused for good (the refusal said why); its draft goes too.
+    if (!current) { return; }
+    dropDraft(current);
+    advance();
   }
 
   function bumpCount() {
@@ -473,7 +499,8 @@
         dropDraft(rec);
         setStatus(fmt(T.refused, { reason: reasonOf(r) }));
       } else {
-        bringBack(rec, fmt(T.refused, { reason: reasonOf(r) }));
+        // 403/409: the rule refused the item itself (a 400 is about the form: fix and resend).
+        bringBack(rec, fmt(T.refused, { reason: reasonOf(r) }), r.status === 403 || r.status === 409);
       }
     }, function () {
       delete pending[rec.id];
@@ -493,7 +520,7 @@
         undoable.push({ kind: "skip", rec: rec });
         setStatus(fmt(T.skipped, { issue: rec.issue }));
       } else {
-        bringBack(rec, fmt(T.skipRefused, { reason: reasonOf(r) }));
+        bringBack(rec, fmt(T.skipRefused, { reason: reasonOf(r) }), r.status === 403 || r.status === 409);
       }
     }, function () {
       delete pending[rec.id];

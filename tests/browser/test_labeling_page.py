@@ -241,6 +241,10 @@ def test_refusals_say_what_is_missing_and_a_refused_label_comes_back(page, perso
     expect(page.locator("#summary")).to_have_value("my careful words")
     expect(page.locator('input[name="node"][value="C.2"]')).to_be_checked()
     assert not Annotation.objects.exists()
+    page.locator("#go-on").focus()  # the way on, from the keyboard too
+    page.keyboard.press("Enter")
+    expect(page.locator("#issue")).not_to_have_attribute("data-item", str(shown))
+    expect(page.locator("#label-error")).to_be_hidden()
 
 
 def test_a_skip_is_undone_with_u(page, personas, project):
