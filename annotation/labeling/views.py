@@ -90,7 +90,6 @@ LABEL_PAGE_TEXT = {
     "saveChange": _("Save the change"),
     "yourLabel": _("Your label"),
     "editLabel": _("Edit your label"),
-    "noDefinition": _("No definition given."),
     "includes": _("Includes: %(names)s"),
     "hosts": {"github": "GitHub", "gitee": "Gitee"},
 }

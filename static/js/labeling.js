@@ -105,7 +105,7 @@
   function buildTexts() {
     // A leaf matches on its own text and details and its ancestors' names and definitions.
     levels[depth - 1].querySelectorAll("li.opt").forEach(function (li) {
-      var parts = [li.textContent, detailText(li.dataset.code)];
+      var parts = [li.querySelector("label").textContent, detailText(li.dataset.code)];
       li.dataset.codes.split(" ").slice(0, -1).forEach(function (c) {
         var up = byCode[c];
         if (up) { parts.push(nameOf(c), details[c] ? details[c].definition : ""); }
@@ -132,15 +132,18 @@
 
   function showInfo(li) {
     var d = details[li.dataset.code];
+    li.appendChild(info);  // right under the option, wherever the panel is scrolled
     info.textContent = "";
     var title = document.createElement("p");
     title.className = "info-title";
     title.textContent = li.dataset.code + " " + nameOf(li.dataset.code);
     info.appendChild(title);
-    var def = document.createElement("p");
-    def.className = "definition";
-    def.textContent = d && d.definition ? d.definition : T.noDefinition;
-    info.appendChild(def);
+    if (d && d.definition) {
+      var def = document.createElement("p");
+      def.className = "definition";
+      def.textContent = d.definition;
+      info.appendChild(def);
+    }
     if (d && d.below.length) {
       var below = document.createElement("p");
       below.className = "below";

@@ -271,13 +271,19 @@ def test_arrows_move_focus_and_show_definition_and_examples(page, personas, proj
     sign_in(page, "volunteer_a")
     page.goto(f"/projects/{project.slug}/label/")
     body_focused(page)
+    page.keyboard.press("ArrowDown")  # the types: their definitions
+    info = page.locator("#option-info")
+    expect(info).to_contain_text("A Question")
+    expect(info.locator(".definition")).to_contain_text("User confusion")
+    page.keyboard.press("Escape")
+    page.evaluate("document.activeElement.blur()")
     page.keyboard.press("3")  # Bug: its themes
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowDown")
-    info = page.locator("#option-info")
     expect(info).to_contain_text("C.2")
-    expect(info.locator(".definition")).not_to_be_empty()
+    expect(info.locator(".below")).to_contain_text("Includes:")
     expect(info.locator(".examples li").first).to_be_visible()  # its sub-themes' examples
+    expect(page.locator('li.opt[data-code="C.2"] #option-info')).to_have_count(1)  # beside it
     expect(page.locator('input[name="node"]:checked')).to_have_count(0)  # nothing chosen
     page.keyboard.press("Enter")  # chooses the focused one
     expect(page.locator('input[name="node"][value="C.2"]')).to_be_checked()
