@@ -63,7 +63,12 @@ class ItemOut(serializers.Serializer):
 
 class AnnotationIn(serializers.Serializer):
     node = serializers.CharField(help_text="Code of a node at the project's label depth.")
-    summary = serializers.CharField(max_length=500, allow_blank=True, default="")
+    summary = serializers.CharField(
+        max_length=500,
+        allow_blank=True,
+        default="",
+        help_text="One line; required (not blank) when the project's summary_required is on.",
+    )
     version = serializers.IntegerField(
         required=False,
         allow_null=True,

@@ -140,6 +140,7 @@ def _label_context(request, project: Project, item: Item, **extra) -> dict:
     }
 
 
+@gzip_page
 @login_required
 @require_GET
 def label_categories(request, slug: str):

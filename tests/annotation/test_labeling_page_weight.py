@@ -41,6 +41,8 @@ def test_categories_asset_is_cached_under_its_version_until_the_taxonomy_changes
     assert c1["examples"]  # and their examples, with their kind
     assert {kind for kind, _ in c1["examples"]} == {"Symptom"}
 
+    compressed = client.get(url, {"v": version}, HTTP_ACCEPT_ENCODING="gzip")
+    assert compressed["Content-Encoding"] == "gzip"
     cached = client.get(url, {"v": version})
     assert "immutable" in cached["Cache-Control"]
     assert "max-age=31536000" in cached["Cache-Control"]
