@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_cache_control
@@ -181,13 +181,20 @@ def label_next(request, slug: str):
 @login_required
 @require_http_methods(["GET", "POST"])
 def label_item(request, slug: str, item_id: int):
-    """GET: an item I hold or labeled (to edit, or to see the others' labels once revealed).
+    """GET: an item I hold or labeled (to edit, or to see the others' labels once revealed); any
+    other id leads on to the next item.
     POST: submit or edit my label; a repeat is harmless, a stale edit is refused (409)."""
     project = access_project(request.user, slug)
     if request.method == "GET":
         access = access_item_for_labeling(project=project, item_id=item_id, viewer=request.user)
         if access is None:
-            raise Http404("This item is not handed to you.")
+            # The labeling page's URL follows the item: a reload after its hold ran out (or an
+            # item never mine) leads on to the next item. The same answer for every such id,
+            # so ids still reveal nothing.
+            messages.info(
+                request, _("That item is not held for you (any more); here is your next one.")
+            )
+            return redirect("label-next", slug=project.slug)
         context = _label_context(
             request,
             project,
