@@ -374,3 +374,20 @@ def test_screening_r_and_n_switch_from_the_reason_box_and_enter_alone_is_refused
     expect(page.locator("#why-none")).to_contain_text("Nothing left to screen")
     vote = ScreeningVote.objects.get(item=candidate)
     assert (vote.relevant, vote.reason) == (False, "no framework")
+
+
+def test_the_url_follows_the_item_so_reload_and_back_work(page, personas, project):
+    items(project, 3)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    first = quick_label(page, "3", "1", "first words")
+    second = shown_item(page)
+    expect(page).to_have_url(re.compile(rf"/items/{second}/label/$"))
+    expect(page.locator("#flow-status")).to_contain_text("Saved: C.1")
+    page.reload()
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(second))
+    page.go_back()  # the item labeled before: my label, to change while it is incomplete
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(first))
+    expect(page.locator('input[name="node"][value="C.1"]')).to_be_checked()
+    expect(page.locator("#summary")).to_have_value("first words")
