@@ -593,8 +593,11 @@
   form.addEventListener("submit", function (e) {
     if (current && current.native) {
       var problem = missing();
-      if (problem) { e.preventDefault(); showError(problem.text); problem.focus(); }
-      return;  // the server saves it and leads back to "My labels"
+      if (problem) { e.preventDefault(); showError(problem.text); problem.focus(); return; }
+      // The server saves it and leads back to "My labels"; the draft is dropped there once the
+      // save is confirmed (drafts.js).
+      try { sessionStorage.setItem("concord:draft-sent", draftKey); } catch (err) { /* no storage */ }
+      return;
     }
     e.preventDefault();
     submitLabel();

@@ -391,3 +391,20 @@ def test_the_url_follows_the_item_so_reload_and_back_work(page, personas, projec
     expect(page.locator("#issue")).to_have_attribute("data-item", str(first))
     expect(page.locator('input[name="node"][value="C.1"]')).to_be_checked()
     expect(page.locator("#summary")).to_have_value("first words")
+
+
+def test_an_edit_from_my_labels_saves_and_returns_there(page, personas, project):
+    (item,) = items(project, 1)
+    label(item, personas["volunteer_a"], "C.1", summary="before")
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/my-labels/")
+    page.get_by_role("link", name="Edit").click()
+    expect(page.locator('input[name="node"][value="C.1"]')).to_be_checked()
+    page.locator("#summary").fill("after")
+    page.locator("#summary").press("Enter")
+    expect(page).to_have_url(re.compile(r"/my-labels/$"))
+    expect(page.locator(".messages")).to_contain_text("is C.1")
+    annotation = Annotation.objects.get(item=item)
+    assert (annotation.summary, annotation.version) == ("after", 2)
+    key = f"concord:draft:{project.slug}:{item.pk}:{personas['volunteer_a'].pk}"
+    assert page.evaluate(f"localStorage.getItem('{key}')") is None
