@@ -44,6 +44,8 @@ bench: setup services
 	  $(BIN)/python -m tests.bench.harvest
 	DATABASE_URL=$${BENCH_LABELING_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_labeling} \
 	  $(BIN)/python -m tests.bench.labeling
+	DATABASE_URL=$${BENCH_BROWSER_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_labeling_browser} \
+	  $(BIN)/python -m tests.bench.labeling_browser
 	DATABASE_URL=$${BENCH_EXPORTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_exports} \
 	  $(BIN)/python -m tests.bench.exports
 	DATABASE_URL=$${BENCH_REPORTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_reports} \

@@ -89,6 +89,10 @@ class Project(models.Model):
     quota_per_volunteer = models.PositiveIntegerField(
         null=True, blank=True, help_text="Most labels one volunteer may give; empty: no limit."
     )
+    summary_required = models.BooleanField(
+        default=True,
+        help_text="A label needs its one-line summary (the server refuses a label without one).",
+    )
     reveal_after_cross_check = models.BooleanField(
         default=True,
         help_text="Volunteers may see the others' labels and discuss once an item has k labels.",
@@ -401,6 +405,7 @@ class Action(models.TextChoices):
     PROPOSAL_ADD = "proposal_add", "Added a proposed category"
     PILOT = "pilot", "Changed the pilot"
     IMPORT = "import", "Imported labels"
+    UNSKIP = "unskip", "Took back a skip"
 
 
 class AuditEvent(models.Model):

@@ -3,11 +3,16 @@
 Markdown is converted first and the HTML is then cleaned by nh3 with an allow-list, so whatever the
 Markdown produced (raw HTML passes through Markdown untouched) only harmless tags, attributes and
 http(s)/mailto links survive. Links get rel="nofollow noopener noreferrer" and open in a new tab.
+Images become links naming their alt text and host: the page never fetches a third-party image by
+itself (it would tell that host who reads the issue, and when), yet the reader sees one is there.
 """
 
 from __future__ import annotations
 
+import html
+import re
 import threading
+from urllib.parse import urlsplit
 
 import markdown
 import nh3
@@ -15,7 +20,7 @@ import nh3
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "details", "em", "h1", "h2", "h3", "h4",
     "h5", "h6", "hr", "i", "kbd", "li", "ol", "p", "pre", "s", "strong", "sub", "summary", "sup",
-    "table", "tbody", "td", "th", "thead", "tr", "ul", "mark",
+    "table", "tbody", "td", "th", "thead", "tr", "ul", "mark", "img",
 }  # fmt: skip
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},
@@ -24,6 +29,7 @@ ALLOWED_ATTRIBUTES = {
     "td": {"align"},
     "th": {"align"},
     "mark": {"class"},
+    "img": {"src", "alt"},  # made a link by _image_links, never left as an image
 }
 URL_SCHEMES = {"http", "https", "mailto"}
 EXTENSIONS = ["fenced_code", "tables", "sane_lists", "nl2br"]
@@ -44,9 +50,9 @@ def markdown_to_html(text: str) -> str:
     """Safe HTML for `text`; the result may be marked safe in a template."""
     if not text:
         return ""
-    html = _converter().reset().convert(text)
-    return nh3.clean(
-        html,
+    converted = _converter().reset().convert(text)
+    cleaned = nh3.clean(
+        converted,
         tags=ALLOWED_TAGS,
         attributes=ALLOWED_ATTRIBUTES,
         url_schemes=URL_SCHEMES,
@@ -54,3 +60,36 @@ def markdown_to_html(text: str) -> str:
         set_tag_attribute_values={"a": {"target": "_blank"}},
         strip_comments=True,
     )
+    return _image_links(cleaned)
+
+
+# An <img> as nh3 serializes it: attribute values double-quoted (and may contain ">").
+IMAGE = re.compile(r'<img((?:[^>"]|"[^"]*")*)>')
+ATTRIBUTE = re.compile(r'([a-z]+)="([^"]*)"')
+INLINE_CODE = re.compile(r"`([^`]+)`")
+
+
+def _image_links(safe_html: str) -> str:
+    """Each image of nh3's output as a link to it, labeled with its alt text and host."""
+
+    def link(match: re.Match) -> str:
+        attributes = dict(ATTRIBUTE.findall(match.group(1)))
+        src = html.unescape(attributes.get("src", ""))
+        alt = " ".join(html.unescape(attributes.get("alt", "")).split()) or "image"
+        parts = urlsplit(src)
+        host = parts.hostname or ""
+        label = html.escape(f"{alt} ({host})" if host else alt, quote=False)
+        if parts.scheme not in ("http", "https") or not host:  # relative, or dropped by nh3
+            return f'<span class="image-link">{label}</span>'
+        return (
+            f'<a class="image-link" href="{html.escape(src)}" target="_blank" '
+            f'rel="nofollow noopener noreferrer">{label}</a>'
+        )
+
+    return IMAGE.sub(link, safe_html)
+
+
+def title_to_html(title: str) -> str:
+    """An issue title (plain text) as safe HTML, `inline code` as code, as the trackers show it."""
+    escaped = html.escape(title or "", quote=False)
+    return INLINE_CODE.sub(r"<code>\1</code>", escaped)

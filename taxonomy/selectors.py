@@ -76,6 +76,11 @@ SUMMARY_HINTS: dict[str, str] = {
 DEFAULT_HINT = "One line: the symptom, intent or expectation behind the issue."
 
 
+# The key of each option among its siblings (or among search results), in order: digits, then
+# letters. `s` and `u` are left out: the labeling page's skip and undo keys.
+OPTION_KEYS = "123456789abcdefghijklmnopqrtvwxyz"
+
+
 @dataclass
 class PickerNode:
     node: Node
@@ -88,6 +93,12 @@ class PickerNode:
     codes: str = ""  # codes from the type down, space-separated (the JS picker's path)
     below: list[str] = field(default_factory=list)  # names and examples under a leaf
     below_names: list[str] = field(default_factory=list)
+    below_examples: list[Example] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """The key that picks this option among its siblings ("" past the last key)."""
+        return OPTION_KEYS[self.number - 1] if self.number <= len(OPTION_KEYS) else ""
 
 
 def label_picker(taxonomy: Taxonomy, depth: str, *, exclude: frozenset[int]) -> list[PickerNode]:
@@ -96,13 +107,21 @@ def label_picker(taxonomy: Taxonomy, depth: str, *, exclude: frozenset[int]) -> 
     `depth` is the Level labels are given at (a project's label_depth); `exclude` the ids of
     nodes the caller's project may not use (the taxonomy app knows no projects), part of the
     cache key."""
+    return label_picker_versioned(taxonomy, depth, exclude=exclude)[1]
+
+
+def label_picker_versioned(
+    taxonomy: Taxonomy, depth: str, *, exclude: frozenset[int]
+) -> tuple[str, list[PickerNode]]:
+    """(version, label_picker): the version changes whenever the picker does, so an asset built
+    from the picker (the labeling page's category details) can be cached under it for good."""
     nodes = taxonomy.nodes.aggregate(n=Count("pk"), retired=Count("retired_at"), last=Max("pk"))
     examples = Example.objects.filter(node__taxonomy_id=taxonomy.pk).aggregate(
         n=Count("pk"), last=Max("pk")
     )
     excluded = ",".join(str(pk) for pk in sorted(exclude))
     digest = hashlib.sha256(excluded.encode()).hexdigest()[:16] if excluded else "-"
-    key = "label-picker:{}:{}:{}:{}:{}:{}:{}:{}".format(
+    key = "label-picker:v2:{}:{}:{}:{}:{}:{}:{}:{}".format(
         taxonomy.pk, depth, nodes["n"], nodes["retired"], nodes["last"],
         examples["n"], examples["last"], digest,
     )  # fmt: skip
@@ -110,7 +129,7 @@ def label_picker(taxonomy: Taxonomy, depth: str, *, exclude: frozenset[int]) -> 
     if picker is None:
         picker = label_picker_build(taxonomy, depth, exclude=exclude)
         cache.set(key, picker, PICKER_CACHE_SECONDS)
-    return picker
+    return hashlib.sha256(key.encode()).hexdigest()[:16], picker
 
 
 def label_picker_build(
@@ -141,6 +160,7 @@ def label_picker_build(
             parent.below.append(n.name)
             parent.below_names.append(n.name)
             parent.below.extend(e.text for e in examples)
+            parent.below_examples.extend(examples)
             if examples and n.depth == Level.depth_of(Level.SUBTHEME):
                 kinds.setdefault(parent.codes.split()[0], examples[0].kind)
             continue
@@ -169,6 +189,23 @@ def picker_levels(roots: list[PickerNode]) -> list[list[PickerNode]]:
         levels.append(frontier)
         frontier = [child for pn in frontier for child in pn.children]
     return levels
+
+
+def picker_details(roots: list[PickerNode]) -> dict[str, dict]:
+    """Per option code: its definition, the names of the categories under it and its examples
+    (its own, or those of the categories under it), as the labeling page shows the option that
+    has focus and searches them."""
+    details: dict[str, dict] = {}
+    for level in picker_levels(roots):
+        for pn in level:
+            details[pn.node.code] = {
+                "definition": pn.node.definition,
+                "below": pn.below_names,
+                "examples": [
+                    [str(e.get_kind_display()), e.text] for e in pn.examples + pn.below_examples
+                ],
+            }
+    return details
 
 
 def _hint_by_name(name: str) -> str:

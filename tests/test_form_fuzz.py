@@ -57,6 +57,7 @@ EVERY_PAGE_PARAMS = ("page", "next")
 POST_FIELDS: dict[str, tuple[str, ...]] = {
     "label-item": ("node", "summary", "version", "next"),
     "label-skip": ("reason",),
+    "label-unskip": (),
     "screen-vote": ("verdict", "reason"),
     "screening-decide": ("decision", "reason"),
     "item-reopen": ("reason",),

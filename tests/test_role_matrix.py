@@ -112,8 +112,10 @@ RULES: dict[str, Rule] = {
     # the volunteer's work (annotation/labeling/, annotation/screening/: urls.py, api_urls.py); an
     # empty form is refused with 400 (or a message and a redirect) once access is granted
     "label-next": Rule("volunteer", kwargs="project"),
+    "label-categories": Rule("volunteer", kwargs="project"),
     "label-item": Rule("volunteer", method="post", kwargs="item"),
     "label-skip": Rule("volunteer", method="post", kwargs="item"),
+    "label-unskip": Rule("volunteer", method="post", kwargs="item"),
     "my-labels": Rule("volunteer", kwargs="project"),
     "screen-next": Rule("volunteer", kwargs="project"),
     "screen-vote": Rule("volunteer", method="post", kwargs="item"),

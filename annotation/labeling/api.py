@@ -12,9 +12,17 @@ from rest_framework.views import APIView
 from annotation.access import access_project, project_item, user_role
 from annotation.api_input import validated
 from annotation.blindness import stage_seen
-from annotation.labeling.assignment import Claim, item_skip, next_item_claim
+from annotation.labeling.assignment import Claim, item_skip, next_item_claim, skip_undo
 from annotation.labeling.selectors import item_view, my_annotations
-from annotation.labeling.serializers import AnnotationIn, AnnotationOut, ItemOut, SkipIn, SkipOut
+from annotation.labeling.serializers import (
+    AnnotationIn,
+    AnnotationOut,
+    ItemOut,
+    NextItemIn,
+    SkipIn,
+    SkipOut,
+    SkipUndoOut,
+)
 from annotation.labeling.services import annotation_submit, label_node
 from annotation.models import Item, Project
 
@@ -58,10 +66,11 @@ def claim_response(claim: Claim, *, project: Project, viewer) -> Response:
 class NextItemApi(APIView):
     """Hand me the next item to label (reserved for me), or resume the one I hold."""
 
-    @extend_schema(request=None, responses={200: ItemOut, 204: NONE_RESPONSE})
+    @extend_schema(request=NextItemIn, responses={200: ItemOut, 204: NONE_RESPONSE})
     def post(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug)
-        claim = next_item_claim(project=project, volunteer=request.user)
+        data = validated(NextItemIn, request.data)
+        claim = next_item_claim(project=project, volunteer=request.user, exclude=data["exclude"])
         return claim_response(claim, project=project, viewer=request.user)
 
 
@@ -92,7 +101,8 @@ class AnnotationPutApi(APIView):
 
 
 class SkipApi(APIView):
-    """Pass on an item: I am never sent it again and its reservation is released."""
+    """POST: pass on an item: I am never sent it again and its reservation is released.
+    DELETE: take the skip back (undo)."""
 
     @extend_schema(request=SkipIn, responses={200: SkipOut, 201: SkipOut, 409: CONFLICT})
     def post(self, request: Request, slug: str, item_id: int) -> Response:
@@ -101,6 +111,14 @@ class SkipApi(APIView):
         data = validated(SkipIn, request.data)
         skip, created = item_skip(item=item, volunteer=request.user, reason=data["reason"])
         return Response(SkipOut(skip).data, status=201 if created else 200)
+
+    @extend_schema(request=None, responses={200: SkipUndoOut, 403: CONFLICT, 409: CONFLICT})
+    def delete(self, request: Request, slug: str, item_id: int) -> Response:
+        """Take my skip back: the item is reserved for me again, if I may still label it."""
+        project = access_project(request.user, slug)
+        item = project_item(project, item_id)
+        claim = skip_undo(item=item, volunteer=request.user)
+        return Response(SkipUndoOut(claim).data)
 
 
 class MyAnnotationsApi(generics.ListAPIView):

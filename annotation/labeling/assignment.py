@@ -8,16 +8,18 @@ by every query and deleted lazily), is submitted or skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection, models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.audit import audit_record
 from annotation.labeling.eligibility import (
+    LabelingRefused,
     Refusal,
     claim_statement,
     conditions_for,
@@ -90,18 +92,22 @@ def lock_first(queue: QuerySet[Item], lost: list[int]) -> Item | None:
     return queue.select_related("issue").select_for_update(skip_locked=True, of=("self",)).first()
 
 
-def _held(*, project: Project, volunteer, now, stages) -> tuple[int, datetime] | None:
+def _held(
+    *, project: Project, volunteer, now, stages, exclude: Sequence[int] = ()
+) -> tuple[int, datetime] | None:
     """(item id, expiry) of the volunteer's live reservation on an item of `project` still in
-    `stages` and not labeled by them (resume), or None. Ids only: on most calls there is none,
-    and this stays a cheap statement."""
+    `stages`, not labeled by them and not in `exclude` (resume), or None. Ids only: on most
+    calls there is none, and this stays a cheap statement."""
+    held = Reservation.objects.filter(
+        volunteer=volunteer,
+        expires_at__gt=now,
+        item__project=project,
+        item__stage__in=stages,
+    )
+    if exclude:
+        held = held.exclude(item_id__in=exclude)
     return (
-        Reservation.objects.filter(
-            volunteer=volunteer,
-            expires_at__gt=now,
-            item__project=project,
-            item__stage__in=stages,
-        )
-        .exclude(Exists(Annotation.objects.filter(item=OuterRef("item"), volunteer=volunteer)))
+        held.exclude(Exists(Annotation.objects.filter(item=OuterRef("item"), volunteer=volunteer)))
         .order_by("created_at")
         .values_list("item_id", "expires_at")
         .first()
@@ -116,6 +122,19 @@ def reservation_room(*, item: Item, volunteer, capacity: int, used: int, now) ->
     return used + others < capacity
 
 
+def reserve(*, item: Item, volunteer, now, minutes: int) -> datetime:
+    """Hold `item` for `volunteer` for `minutes` (the project's reservation time); one
+    statement: insert, or renew their old one. Returns when it expires."""
+    expires_at = now + timedelta(minutes=minutes)
+    Reservation.objects.bulk_create(
+        [Reservation(item=item, volunteer=volunteer, created_at=now, expires_at=expires_at)],
+        update_conflicts=True,
+        unique_fields=["item", "volunteer"],
+        update_fields=["created_at", "expires_at"],
+    )
+    return expires_at
+
+
 def claim_next(
     *,
     project: Project,
@@ -123,6 +142,7 @@ def claim_next(
     pick: Callable[[list[int]], Item | None],
     room: Callable[[Item], bool],
     now,
+    passed: Sequence[int] = (),
 ) -> Item | None:
     """Lock an item with `pick(lost)` (the first of the volunteer's queue, not one in `lost`,
     skipping rows other claims hold) that still has room, and reserve it.
@@ -130,8 +150,9 @@ def claim_next(
     Under READ COMMITTED a claim query that started before a competing claim committed may still
     lock that item once the competitor's transaction ends (the item row itself did not change, so
     PostgreSQL does not re-check the row's conditions); `room` re-checks with a fresh statement,
-    and the loop moves past such an item. It rarely runs more than once."""
-    lost: list[int] = []
+    and the loop moves past such an item. It rarely runs more than once. Items in `passed` are
+    never picked (the page's current and prefetched items)."""
+    lost: list[int] = list(passed)
     for _ in range(CLAIM_ATTEMPTS):
         with transaction.atomic():
             item = pick(lost)
@@ -140,31 +161,27 @@ def claim_next(
             if not room(item):
                 lost.append(item.pk)
                 continue
-            expires_at = now + timedelta(minutes=project.reservation_minutes)
-            Reservation.objects.bulk_create(  # one statement: insert, or renew my old one
-                [
-                    Reservation(
-                        item=item, volunteer=volunteer, created_at=now, expires_at=expires_at
-                    )
-                ],
-                update_conflicts=True,
-                unique_fields=["item", "volunteer"],
-                update_fields=["created_at", "expires_at"],
-            )
+            reserve(item=item, volunteer=volunteer, now=now, minutes=project.reservation_minutes)
             return item
     return None
 
 
-def next_item_claim(*, project: Project, volunteer) -> Claim:
+def next_item_claim(*, project: Project, volunteer, exclude: Sequence[int] = ()) -> Claim:
     """The volunteer's item to label now: their live reservation if they hold one (a reload
-    resumes it), else a newly reserved item, or the reason there is none."""
+    resumes it), else a newly reserved item, or the reason there is none.
+
+    `exclude`: items the caller already has in hand (the labeling page's current item, and the
+    ones whose labels are still on their way to the server); the claim hands out another, so
+    the page can hold the next item ready while the volunteer reads the current one."""
     now = timezone.now()
     expired_reservations_drop(volunteer=volunteer, now=now)
     who = who_labels(project=project, volunteer=volunteer)
     blocked = next((c.refusal for c in conditions_for(who, now) if c.blocked), None)
     if blocked is not None:  # the pilot or the quota: nothing for this volunteer anywhere
         return Claim(None, NoneReason(blocked.value))
-    held = _held(project=project, volunteer=volunteer, now=now, stages=LABELABLE_STAGES)
+    held = _held(
+        project=project, volunteer=volunteer, now=now, stages=LABELABLE_STAGES, exclude=exclude
+    )
     if held is not None:
         item_id, expires_at = held
         return Claim(Item.objects.select_related("issue").get(pk=item_id), expires_at=expires_at)
@@ -181,11 +198,14 @@ def next_item_claim(*, project: Project, volunteer) -> Claim:
         pick=pick,
         room=lambda item: item_refusal(who, now, item.pk, only=ROOM) is None,
         now=now,
+        passed=exclude,
     )
     if item is not None:
         return Claim(item, expires_at=now + timedelta(minutes=project.reservation_minutes))
     # Nothing free: is anything still waiting for me, held by others right now?
     waiting = labelable_for(project=project, volunteer=volunteer, now=now, room=False)
+    if exclude:
+        waiting = waiting.exclude(pk__in=exclude)
     return Claim(None, NoneReason.ALL_RESERVED if waiting.exists() else NoneReason.NOTHING_LEFT)
 
 
@@ -237,3 +257,30 @@ def item_skip(*, item: Item, volunteer, reason: str = "") -> tuple[Skip, bool]:
             after={"reason": reason},
         )
     return skip, created
+
+
+@transaction.atomic
+def skip_undo(*, item: Item, volunteer) -> Claim:
+    """Take back `volunteer`'s skip of `item`: the item is theirs to label again, reserved for
+    them, if the one rule (eligibility) lets them label it now; otherwise the skip stays and the
+    refusal names the condition. The item row is locked first, so no concurrent claim hands its
+    last slot to someone else meanwhile (claims skip locked rows)."""
+    item = Item.objects.select_for_update(of=("self",)).select_related("project").get(pk=item.pk)
+    skip = Skip.objects.filter(item=item, volunteer=volunteer).first()
+    if skip is None:
+        raise Conflict(gettext("You have not skipped this item; there is no skip to take back."))
+    skip.delete()
+    now = timezone.now()
+    refusal = item_refusal(who_labels(project=item.project, volunteer=volunteer), now, item.pk)
+    if refusal is not None:
+        raise LabelingRefused(refusal, item.project)  # the skip's delete is rolled back
+    minutes = item.project.reservation_minutes
+    expires_at = reserve(item=item, volunteer=volunteer, now=now, minutes=minutes)
+    audit_record(
+        project=item.project,
+        item=item,
+        actor=volunteer,
+        action=Action.UNSKIP,
+        before={"reason": skip.reason},
+    )
+    return Claim(item, expires_at=expires_at)

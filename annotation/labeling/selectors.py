@@ -14,19 +14,21 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.blindness import is_revealed
-from annotation.highlight import highlight_keywords, highlight_text
+from annotation.highlight import highlight_keywords
 from annotation.labeling.assignment import live_reservations
 from annotation.labeling.eligibility import labelable_for
 from annotation.models import (
+    LABELABLE_STAGES,
     REVEALED_STAGES,
     Annotation,
     Item,
     Project,
     Reservation,
     ScreeningVote,
+    Skip,
     Stage,
 )
-from annotation.rendering import markdown_to_html
+from annotation.rendering import markdown_to_html, title_to_html
 from ingest.models import KeywordMatch
 
 
@@ -65,6 +67,21 @@ def access_item_for_labeling(*, project: Project, item_id: int, viewer) -> ItemA
     if annotation is None and reservation is None:
         return None
     return ItemAccess(item=item, annotation=annotation, reservation=reservation)
+
+
+MY_SKIPS_SHOWN = 20
+
+
+def my_skips(*, project: Project, volunteer) -> list[Skip]:
+    """My latest skips of items still open for labeling (a skip may be taken back while the
+    item is; whether the rule then lets me label it is decided by the take-back)."""
+    return list(
+        Skip.objects.filter(
+            item__project=project, volunteer=volunteer, item__stage__in=LABELABLE_STAGES
+        )
+        .select_related("item__issue")
+        .order_by("-created_at", "-pk")[:MY_SKIPS_SHOWN]
+    )
 
 
 def my_annotations(*, project: Project, volunteer):
@@ -120,7 +137,7 @@ def item_view(*, item: Item, project: Project, viewer) -> ItemView:
     return ItemView(
         item=item,
         keywords=keywords,
-        title_html=highlight_text(issue.title or str(issue), keywords),
+        title_html=highlight_keywords(title_to_html(issue.title or str(issue)), keywords),
         body_html=highlight_keywords(markdown_to_html(issue.body), keywords),
         comments=comments,
         mine=mine,

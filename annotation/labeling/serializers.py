@@ -63,7 +63,12 @@ class ItemOut(serializers.Serializer):
 
 class AnnotationIn(serializers.Serializer):
     node = serializers.CharField(help_text="Code of a node at the project's label depth.")
-    summary = serializers.CharField(max_length=500, allow_blank=True, default="")
+    summary = serializers.CharField(
+        max_length=500,
+        allow_blank=True,
+        default="",
+        help_text="One line; required (not blank) when the project's summary_required is on.",
+    )
     version = serializers.IntegerField(
         required=False,
         allow_null=True,
@@ -87,6 +92,22 @@ class AnnotationOut(serializers.Serializer):
 
     def get_editable(self, annotation) -> bool:
         return is_editable(annotation.item)
+
+
+class NextItemIn(serializers.Serializer):
+    exclude = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        max_length=20,
+        required=False,
+        default=list,
+        help_text="Ids of items you already have in hand (the one on screen, labels on their way): "
+        "hand me another. The labeling page sends them to hold the next item ready.",
+    )
+
+
+class SkipUndoOut(serializers.Serializer):
+    item = serializers.IntegerField(source="item.pk")
+    reserved_until = serializers.DateTimeField(source="expires_at")
 
 
 class SkipIn(serializers.Serializer):

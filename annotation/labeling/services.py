@@ -7,6 +7,7 @@ from datetime import datetime
 
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.audit import audit_record
 from annotation.labeling.eligibility import LabelingRefused, is_editable, labeling_refusal
@@ -51,6 +52,15 @@ def node_check(*, project: Project, node: Node) -> None:
         raise ConcordError(
             f"{node.code} {node.name} was retired on {node.retired_at:%Y-%m-%d}; "
             "choose a current category."
+        )
+
+
+def summary_check(*, project: Project, summary: str) -> None:
+    """The project's summary setting, for new labels and edits alike (the page asks for a
+    summary too, but only the server's answer counts: an API client sends what it likes)."""
+    if project.summary_required and not summary:
+        raise ConcordError(
+            gettext("Write a one-line summary: this project requires one with every label.")
         )
 
 
@@ -106,6 +116,7 @@ def _annotation_create(*, item: Item, volunteer, node: Node, summary: str) -> An
     refusal = labeling_refusal(item=item, volunteer=volunteer, now=now)
     if refusal is not None:
         raise LabelingRefused(refusal, project)
+    summary_check(project=project, summary=summary)  # after the rule: no summary asked in vain
     held_since = reservation_end(item=item, volunteer=volunteer)
     seconds = None if held_since is None else max(0, int((now - held_since).total_seconds()))
     annotation = Annotation.objects.create(
@@ -156,6 +167,7 @@ def _annotation_edit(
         )
     if version is None or int(version) != annotation.version:
         raise _stale(annotation)
+    summary_check(project=item.project, summary=summary)
     before = {"node": annotation.node.code, "summary": annotation.summary}
     annotation.node = node
     annotation.summary = summary

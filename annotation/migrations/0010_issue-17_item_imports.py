@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0008_project_nodes'),
+        ('annotation', '0009_issue-15_summary_required'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

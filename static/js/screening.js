@@ -1,5 +1,7 @@
 // The screening page, keyboard first: `r` relevant, `n` not relevant (either one then puts the
-// cursor in the optional reason), Enter sends the vote, `?` lists the keys, Esc closes the list.
+// cursor in the optional reason, where the other vote's key still switches until a reason is
+// typed), Enter sends the vote (or says that none is chosen yet), `?` lists the keys, Esc closes
+// the list.
 (function () {
   "use strict";
   var form = document.getElementById("screen-form");
@@ -7,6 +9,18 @@
   if (!form) { return; }
   var reason = document.getElementById("screen-reason");
   var choices = { r: "verdict-relevant", n: "verdict-irrelevant" };
+  var error = document.getElementById("screen-error");
+  form.noValidate = true;  // the page says what is missing, in words
+  form.addEventListener("submit", function (e) {
+    if (form.querySelector("input[name=verdict]:checked")) { return; }
+    e.preventDefault();
+    error.textContent = form.dataset.missing;
+    error.hidden = false;
+  });
+  function vote(id) {
+    document.getElementById(id).checked = true;
+    error.hidden = true;
+  }
 
   function typing(el) {
     return el && (el.tagName === "INPUT" && el.type !== "radio" || el.tagName === "TEXTAREA");
@@ -24,17 +38,26 @@
     }
     if (typing(document.activeElement)) {
       if (e.key === "Escape") { document.activeElement.blur(); }
+      var switched = choices[e.key.toLowerCase()];
+      if (switched && document.activeElement === reason && !reason.value &&
+          !document.getElementById(switched).checked) {
+        // No reason typed yet: the key of the other vote switches to it; the key of the vote
+        // already chosen types its letter (a reason may start with "no ...").
+        e.preventDefault();
+        vote(switched);
+      }
       return;
     }
     if (e.key === "?") { e.preventDefault(); openKeys(); return; }
     var id = choices[e.key.toLowerCase()];
     if (id) {
       e.preventDefault();
-      document.getElementById(id).checked = true;
+      vote(id);
       reason.focus();
       return;
     }
-    if (e.key === "Enter" && form.querySelector("input[name=verdict]:checked")) {
+    var el = document.activeElement;
+    if (e.key === "Enter" && !(el && (el.tagName === "BUTTON" || el.tagName === "A"))) {
       e.preventDefault();
       form.requestSubmit();
     }

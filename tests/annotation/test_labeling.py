@@ -12,7 +12,7 @@ from annotation.highlight import highlight_keywords, highlight_text
 from annotation.labeling.assignment import next_item
 from annotation.labeling.services import annotation_submit, label_node
 from annotation.models import Action, Annotation, AuditEvent, Method, Reservation, Stage
-from annotation.rendering import markdown_to_html
+from annotation.rendering import markdown_to_html, title_to_html
 from concord.errors import ConcordError, Conflict
 from taxonomy.models import Node, Taxonomy
 from tests.annotation.labeling_helpers import items, label, node
@@ -155,7 +155,7 @@ def test_highlighting_marks_words_in_text_only_and_stays_safe():
     assert '<mark class="kw">Llama</mark>2' in html  # the keyword, with a version after it
     assert 'href="https://x.org/llama"' in html  # attributes untouched
     assert 'title="llama"' in html
-    assert "<p> yield</p>" in html  # "yi" is not a word of "yield"
+    assert "</span> yield</p>" in html  # "yi" is not a word of "yield"
     assert "&amp;lt;b&amp;gt;" in html  # escaped text stays escaped
     assert '<code><mark class="kw">llama</mark>.cpp' in html
 
@@ -178,3 +178,32 @@ def test_my_progress_counts_what_i_can_still_label_not_finished_items(project, p
     assert (progress.mine, progress.mine_target, progress.waiting_to_label) == (1, 3, 2)
     project.quota_per_volunteer = 10
     assert volunteer_progress(project=project, volunteer=me).mine_target == 10
+
+
+# ---------------------------------------------------------------- reading the issue
+
+
+def test_images_become_links_naming_alt_text_and_host_never_fetched():
+    html = markdown_to_html(
+        '![loss curve "bf16"](https://user-images.githubusercontent.com/1/loss.png)\n\n'
+        '<img src="javascript:alert(1)" alt="bad"> <img src="shot.png"> '
+        '<img src="https://x.org/a.png" onerror="alert(1)">'
+    )
+    assert "<img" not in html
+    assert (
+        '<a class="image-link" href="https://user-images.githubusercontent.com/1/loss.png" '
+        'target="_blank" rel="nofollow noopener noreferrer">'
+        'loss curve "bf16" (user-images.githubusercontent.com)</a>'
+    ) in html
+    assert '<span class="image-link">bad</span>' in html  # no link for another scheme
+    assert '<span class="image-link">image</span>' in html  # nor for a relative one
+    assert "javascript" not in html
+    assert "onerror" not in html
+    assert ">image (x.org)</a>" in html
+
+
+def test_inline_code_in_titles_renders_as_code_and_stays_escaped():
+    assert title_to_html("OOM in `torch.compile` with <b> & `stray") == (
+        "OOM in <code>torch.compile</code> with &lt;b&gt; &amp; `stray"
+    )
+    assert title_to_html("`<script>`") == "<code>&lt;script&gt;</code>"

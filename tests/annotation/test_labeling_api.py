@@ -32,6 +32,7 @@ def urls(slug, item_id=0):
         "next": ("post", f"{base}/next-item/"),
         "annotation": ("put", f"{base}/items/{item_id}/annotation/"),
         "skip": ("post", f"{base}/items/{item_id}/skip/"),
+        "unskip": ("delete", f"{base}/items/{item_id}/skip/"),
         "mine": ("get", f"{base}/my-annotations/"),
         "screen-next": ("post", f"{base}/screening/next/"),
         "vote": ("post", f"{base}/items/{item_id}/screening-vote/"),

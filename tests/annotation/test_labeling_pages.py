@@ -199,7 +199,7 @@ def test_stale_edit_is_409_shows_the_stored_label_and_keeps_my_input(client, per
     assert "Stored now: C.2" in text
     content = response.content.decode()
     assert 'value="my new words"' in content
-    assert 'name="node" required checked value="C.3"' in content
+    assert 'name="node" checked value="C.3"' in content
     assert 'name="version" value="2"' in content
     annotation.refresh_from_db()
     assert annotation.summary == "other tab"
@@ -210,14 +210,19 @@ def test_stale_edit_is_409_shows_the_stored_label_and_keeps_my_input(client, per
     assert (annotation.node.code, annotation.version) == ("C.3", 3)
 
 
-def test_item_page_is_only_for_items_i_hold_or_labeled(client, personas, project):
+def test_item_page_is_only_for_items_i_hold_or_labeled_others_lead_on(client, personas, project):
     both = items(project, 2)
     as_user(client, personas["volunteer_a"])
     client.get(f"/projects/{project.slug}/label/")  # reserves one of them
     held = Reservation.objects.get(volunteer=personas["volunteer_a"]).item
     (other,) = [item for item in both if item != held]
     assert client.get(f"/projects/{project.slug}/items/{held.pk}/label/").status_code == 200
-    assert client.get(f"/projects/{project.slug}/items/{other.pk}/label/").status_code == 404
+    not_mine = client.get(f"/projects/{project.slug}/items/{other.pk}/label/")
+    assert not_mine.status_code == 302  # on to the next item, the same for every id not mine
+    assert not_mine["Location"] == f"/projects/{project.slug}/label/"
+    assert client.get(f"/projects/{project.slug}/items/999999/label/")["Location"] == (
+        f"/projects/{project.slug}/label/"
+    )
 
 
 def test_skip_asks_for_the_next_item(client, personas, project):

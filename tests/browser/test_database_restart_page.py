@@ -1,6 +1,7 @@
-"""The labeling page in a real chromium while PostgreSQL is down: the submit gets a page that says
-the label was not saved and why, with no automatic reload; once the database is back, "try again"
-returns to the same item with the draft restored, and the submit goes through."""
+"""The labeling page in a real chromium while PostgreSQL is down: the label sent in the background
+is refused (503), the item comes back with the volunteer's words and the reason, with no automatic
+reload; once the database is back, a reload shows the same item with the draft restored, and the
+submit goes through."""
 
 from __future__ import annotations
 
@@ -43,25 +44,29 @@ def test_a_submit_while_the_database_is_down_keeps_the_draft(browser, app):
     item_heading = page.locator("h1").inner_text()
 
     app.cluster.crash()
-    with page.expect_response(lambda r: r.request.method == "POST") as answer:
+    with page.expect_response(lambda r: r.request.method == "PUT") as answer:
         page.keyboard.press("Enter")
     assert answer.value.status == 503
     assert answer.value.headers["retry-after"] == "5"
-    expect(page.locator("h1")).to_contain_text("Not saved yet")
-    expect(page.locator("main")).to_contain_text("database is not answering")
+    # The label was sent in the background; its refusal brings the item back with my words.
+    error = page.locator("#label-error")
+    expect(error).to_contain_text("Not saved")
+    expect(error).to_contain_text("database is not answering")
+    expect(page.locator("h1")).to_have_text(item_heading)
+    expect(page.locator("#summary")).to_have_value("written while the database was down")
+    expect(page.locator(f'input[name="node"][value="{chosen}"]')).to_be_checked()
     navigations = []
     page.on("framenavigated", lambda frame: navigations.append(frame.url))
     time.sleep(2)
-    assert navigations == [], "the error page must not reload itself"
+    assert navigations == [], "the page must not reload itself"
 
     app.cluster.start()
-    page.locator("#try-again").click()
-    page.wait_for_load_state()
+    page.reload()  # a reload keeps the draft too: it is on the device until the server confirms
     expect(page.locator("h1")).to_have_text(item_heading)  # the same item, still mine
     expect(page.locator("#summary")).to_have_value("written while the database was down")
     expect(page.locator(f'input[name="node"][value="{chosen}"]')).to_be_checked()
     expect(page.locator("#draft-status")).to_contain_text("restored")
     page.locator("#summary").press("Enter")
-    expect(page.locator(".messages")).to_contain_text(f"Saved: {chosen}")
+    expect(page.locator("#flow-status")).to_contain_text(f"Saved: {chosen}")
     assert len(app.figures()["stored"]) == 1
     context.close()

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from annotation.models import Annotation, Item, ScreeningVote, Stage
+from annotation.models import Annotation, Item, ScreeningVote, Skip, Stage
 from tests.annotation.labeling_helpers import items, label
 from tests.browser.test_pages import collect_errors, scripts_ready, sign_in
 
@@ -48,9 +48,9 @@ def test_volunteer_screens_and_labels_two_items_with_the_keyboard(page, personas
 
     page.goto(f"/projects/{project.slug}/label/")
     label_with_keys(page, "3", "1", "loss becomes NaN with bf16")  # C Bug > C.1
-    expect(page.locator(".messages")).to_contain_text("Saved: C.1")
+    expect(page.locator("#flow-status")).to_contain_text("Saved: C.1")
     label_with_keys(page, "1", "2", "how to resume training")  # A Question > A.2
-    expect(page.locator(".messages")).to_contain_text("Saved: A.2")
+    expect(page.locator("#flow-status")).to_contain_text("Saved: A.2")
 
     mine = dict(
         Annotation.objects.filter(volunteer=personas["volunteer_a"]).values_list(
@@ -58,7 +58,7 @@ def test_volunteer_screens_and_labels_two_items_with_the_keyboard(page, personas
         )
     )
     # The screened candidate is open now: two of the three open items got a label each, in
-    # the queue's random order, and the third is still waiting.
+    # the queue's random order, and the third is on screen, waiting.
     three = [candidate.pk, first.pk, second.pk]
     assert sorted(mine.values()) == ["A.2", "C.1"]
     assert set(mine) < set(three)
@@ -66,9 +66,16 @@ def test_volunteer_screens_and_labels_two_items_with_the_keyboard(page, personas
     assert errors == []
 
 
-def label_with_keys(page: Page, type_key: str, theme_key: str, summary: str) -> None:
+def shown_item(page: Page) -> int:
+    return int(page.locator("#issue").get_attribute("data-item"))
+
+
+def label_with_keys(page: Page, type_key: str, theme_key: str, summary: str) -> int:
+    """Label the item on screen with the keyboard alone; returns its id once the next one (or
+    the empty state) is on screen."""
     expect(page.locator("#label-form")).to_be_visible()
     body_focused(page)
+    item = shown_item(page)
     page.keyboard.press(type_key)
     expect(page.locator("#picker-path")).to_contain_text("\u203a")
     page.keyboard.press(theme_key)
@@ -77,13 +84,15 @@ def label_with_keys(page: Page, type_key: str, theme_key: str, summary: str) -> 
     expect(hint).to_contain_text("Symptom" if type_key == "3" else "Intent")
     page.keyboard.type(summary)
     page.keyboard.press("Enter")
-    page.wait_for_load_state()
+    expect(page.locator(f'#issue[data-item="{item}"]')).to_have_count(0)
+    return item
 
 
 def test_draft_survives_a_reload_and_is_cleared_on_submit(page, personas, project):
     (item,) = items(project, 1)
     sign_in(page, "volunteer_a")
     page.goto(f"/projects/{project.slug}/label/")
+    expect(page).to_have_url(re.compile(rf"/items/{item.pk}/label/$"))  # the URL follows
     body_focused(page)
     page.keyboard.press("2")  # B Requirement
     page.keyboard.press("Backspace")  # up again
@@ -97,7 +106,8 @@ def test_draft_survives_a_reload_and_is_cleared_on_submit(page, personas, projec
     expect(page.locator('input[name="node"][value="B.1"]')).to_be_checked()
     expect(page.locator("#draft-status")).to_contain_text("restored")
     page.locator("#summary").press("Enter")
-    expect(page.locator(".messages")).to_contain_text("Saved: B.1")
+    # The last item: once the label is confirmed, the server's page says why nothing is left.
+    expect(page.locator("#why-none")).to_contain_text("Nothing left")
     annotation = Annotation.objects.get(item=item)
     assert (annotation.node.code, annotation.summary) == ("B.1", "support for NPUs")
     key = f"concord:draft:{project.slug}:{item.pk}:{personas['volunteer_a'].pk}"
@@ -135,3 +145,266 @@ def test_label_page_shows_no_other_label_before_cross_check(page, personas, proj
     assert SECRET not in content
     assert "volunteer_b" not in content
     assert Item.objects.get(pk=item.pk).label_count == 1
+
+
+# ---------------------------------------------------------------- no page load between items
+
+
+def stay_on_this_document(page: Page) -> None:
+    """Mark the document; the mark is gone if a page load happens."""
+    page.evaluate("window.__sameDocument = true")
+
+
+def still_same_document(page: Page) -> bool:
+    return page.evaluate("window.__sameDocument === true")
+
+
+def test_ten_labels_with_the_keyboard_alone_including_c10_and_an_undo(page, personas, project):
+    items(project, 12)
+    errors = collect_errors(page)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    stay_on_this_document(page)
+    # Bug has ten themes: C.10 has a letter, shown on its button.
+    page.keyboard.press("3")
+    expect(page.locator('li.opt[data-code="C.10"] kbd')).to_have_text("a")
+    expect(page.locator('li.opt[data-code="C.10"]')).to_be_visible()
+    page.keyboard.press("Backspace")
+
+    keys = [("3", "a"), ("1", "1"), ("2", "2"), ("3", "9"), ("1", "4"),
+            ("2", "4"), ("3", "3"), ("1", "3"), ("3", "5")]  # fmt: skip
+    labeled = []
+    for n, (type_key, theme_key) in enumerate(keys):
+        labeled.append(quick_label(page, type_key, theme_key, f"summary {n}"))
+    expect(page.locator("#flow-status")).to_contain_text("Saved: C.5")
+
+    # Undo: back to the label just given (C.5), change it to C.6, and go on.
+    page.keyboard.press("u")
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(labeled[-1]))
+    expect(page.locator('input[name="node"][value="C.5"]')).to_be_checked()
+    expect(page.locator("#summary")).to_have_value("summary 8")
+    expect(page).to_have_url(re.compile(rf"/items/{labeled[-1]}/label/$"))
+    expect(page.locator("#summary")).to_be_focused()
+    page.keyboard.press("Escape")  # out of the summary box: keys choose again
+    page.keyboard.press("Backspace")  # up a level: the type stays chosen
+    page.keyboard.press("6")
+    expect(page.locator("#summary")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#flow-status")).to_contain_text("is C.6")
+    labeled.append(quick_label(page, "2", "1", "the tenth"))
+    expect(page.locator("#flow-status")).to_contain_text("Saved: B.1")
+
+    assert still_same_document(page)  # ten labels, one undo, no page load
+    mine = Annotation.objects.filter(volunteer=personas["volunteer_a"])
+    codes = dict(mine.values_list("item_id", "node__code"))
+    assert len(codes) == 10
+    assert codes[labeled[0]] == "C.10"
+    assert codes[labeled[8]] == "C.6"
+    assert mine.get(item_id=labeled[8]).version == 2
+    assert codes[labeled[9]] == "B.1"
+    assert errors == []
+
+
+def quick_label(page: Page, type_key: str, theme_key: str, summary: str) -> int:
+    item = shown_item(page)
+    page.keyboard.press(type_key)
+    page.keyboard.press(theme_key)
+    expect(page.locator("#summary")).to_be_focused()
+    page.keyboard.type(summary)
+    page.keyboard.press("Enter")
+    expect(page.locator("#issue")).not_to_have_attribute("data-item", str(item))
+    return item
+
+
+def test_refusals_say_what_is_missing_and_a_refused_label_comes_back(page, personas, project):
+    items(project, 2)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    error = page.locator("#label-error")
+    page.keyboard.press("Enter")
+    expect(error).to_contain_text("Nothing chosen yet")
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    expect(error).to_contain_text("Only Bug so far")
+    page.keyboard.press("2")
+    page.keyboard.press("Enter")  # from the summary box, still empty
+    expect(error).to_contain_text("requires one")
+    # The server refuses too: the item left labeling meanwhile.
+    shown = shown_item(page)
+    Item.objects.filter(pk=shown).update(stage=Stage.EXCLUDED)
+    page.keyboard.type("my careful words")
+    page.keyboard.press("Enter")
+    expect(error).to_contain_text("Not saved: This item is not open for labeling")
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(shown))
+    expect(page.locator("#summary")).to_have_value("my careful words")
+    expect(page.locator('input[name="node"][value="C.2"]')).to_be_checked()
+    assert not Annotation.objects.exists()
+    page.locator("#go-on").focus()  # the way on, from the keyboard too
+    page.keyboard.press("Enter")
+    expect(page.locator("#issue")).not_to_have_attribute("data-item", str(shown))
+    expect(page.locator("#label-error")).to_be_hidden()
+
+
+def test_a_skip_is_undone_with_u(page, personas, project):
+    items(project, 2)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    skipped = shown_item(page)
+    page.keyboard.press("s")
+    expect(page.locator("#skip-reason")).to_be_focused()
+    page.keyboard.type("not in English")
+    page.keyboard.press("Enter")
+    expect(page.locator("#flow-status")).to_contain_text("Skipped")
+    assert shown_item(page) != skipped
+    assert Skip.objects.filter(item_id=skipped).exists()
+    page.keyboard.press("u")
+    expect(page.locator("#flow-status")).to_contain_text("Skip taken back")
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(skipped))
+    assert not Skip.objects.filter(item_id=skipped).exists()
+
+
+def test_arrows_move_focus_and_show_definition_and_examples(page, personas, project):
+    items(project, 1)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    page.keyboard.press("ArrowDown")  # the types: their definitions
+    info = page.locator("#option-info")
+    expect(info).to_contain_text("A Question")
+    expect(info.locator(".definition")).to_contain_text("User confusion")
+    page.keyboard.press("Escape")
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("3")  # Bug: its themes
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    expect(info).to_contain_text("C.2")
+    expect(info.locator(".below")).to_contain_text("Includes:")
+    expect(info.locator(".examples li").first).to_be_visible()  # its sub-themes' examples
+    expect(page.locator('li.opt[data-code="C.2"] #option-info')).to_have_count(1)  # beside it
+    expect(page.locator('input[name="node"]:checked')).to_have_count(0)  # nothing chosen
+    page.keyboard.press("Enter")  # chooses the focused one
+    expect(page.locator('input[name="node"][value="C.2"]')).to_be_checked()
+
+
+def test_digits_pick_search_results(page, personas, project):
+    items(project, 1)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    page.keyboard.press("/")
+    page.keyboard.type("install")
+    expect(page.locator("#search-status")).to_contain_text("matching")
+    second = page.locator("#picker .leaf-level li.opt:not([hidden])").nth(1)
+    code = second.get_attribute("data-code")
+    page.keyboard.press("2")
+    expect(page.locator(f'input[name="node"][value="{code}"]')).to_be_checked()
+    expect(page.locator("#label-search")).to_have_value("")
+
+
+LONG_ISSUE = (
+    "See https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/"
+    + "a" * 300
+    + "\n\nsha256:"
+    + "f" * 200
+    + "\n\n| "
+    + " | ".join(f"column {n}" for n in range(30))
+    + " |\n|"
+    + "---|" * 30
+    + "\n\n```\n"
+    + "x" * 400
+    + "\n```\n\n"
+    + "\n\n".join(f"Paragraph {n}: the loss diverges after step {n}." for n in range(80))
+    + "\n\n![loss curve](https://example.org/loss.png)\n\n> quoted log line"
+)
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1366, 768)])
+def test_labeling_page_never_scrolls_sideways(browser, live_server, personas, project, width,
+                                              height):  # fmt: skip
+    (item,) = items(project, 1)
+    issue = item.issue
+    issue.title = "Crash in `torch.distributed.launch` with " + "x" * 120
+    issue.body = LONG_ISSUE
+    issue.save()
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": width, "height": height}
+    )
+    page = context.new_page()
+    try:
+        sign_in(page, "volunteer_a")
+        page.goto(f"/projects/{project.slug}/label/")
+        scripts_ready(page)
+        sideways = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert sideways <= 0
+        expect(page.locator("#issue-title code")).to_have_text("torch.distributed.launch")
+        expect(page.locator("#issue a.image-link")).to_contain_text("loss curve (example.org)")
+        # The label panel is reachable without scrolling past the whole issue: its top is on
+        # the first screen.
+        top = page.evaluate("document.querySelector('.label-panel').getBoundingClientRect().top")
+        assert top < height
+    finally:
+        context.close()
+
+
+def test_screening_r_and_n_switch_from_the_reason_box_and_enter_alone_is_refused(
+    page, personas, project
+):
+    project.screening_enabled = True
+    project.screening_votes = 1
+    project.save()
+    (candidate,) = items(project, 1, stage=Stage.CANDIDATE)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/screen/")
+    body_focused(page)
+    page.keyboard.press("Enter")
+    expect(page.locator("#screen-error")).to_contain_text("Choose first")
+    page.keyboard.press("r")
+    expect(page.locator("#screen-reason")).to_be_focused()
+    page.keyboard.press("n")  # changed my mind, from the reason box
+    expect(page.locator("#verdict-irrelevant")).to_be_checked()
+    expect(page.locator("#screen-reason")).to_have_value("")
+    page.keyboard.type("no framework")  # once a reason is typed, letters are text
+    expect(page.locator("#verdict-irrelevant")).to_be_checked()
+    page.keyboard.press("Enter")
+    expect(page.locator("#why-none")).to_contain_text("Nothing left to screen")
+    vote = ScreeningVote.objects.get(item=candidate)
+    assert (vote.relevant, vote.reason) == (False, "no framework")
+
+
+def test_the_url_follows_the_item_so_reload_and_back_work(page, personas, project):
+    items(project, 3)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    first = quick_label(page, "3", "1", "first words")
+    second = shown_item(page)
+    expect(page).to_have_url(re.compile(rf"/items/{second}/label/$"))
+    expect(page.locator("#flow-status")).to_contain_text("Saved: C.1")
+    page.reload()
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(second))
+    page.go_back()  # the item labeled before: my label, to change while it is incomplete
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(first))
+    expect(page.locator('input[name="node"][value="C.1"]')).to_be_checked()
+    expect(page.locator("#summary")).to_have_value("first words")
+
+
+def test_an_edit_from_my_labels_saves_and_returns_there(page, personas, project):
+    (item,) = items(project, 1)
+    label(item, personas["volunteer_a"], "C.1", summary="before")
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/my-labels/")
+    page.get_by_role("link", name="Edit").click()
+    expect(page.locator('input[name="node"][value="C.1"]')).to_be_checked()
+    page.locator("#summary").fill("after")
+    page.locator("#summary").press("Enter")
+    expect(page).to_have_url(re.compile(r"/my-labels/$"))
+    expect(page.locator(".messages")).to_contain_text("is C.1")
+    annotation = Annotation.objects.get(item=item)
+    assert (annotation.summary, annotation.version) == ("after", 2)
+    key = f"concord:draft:{project.slug}:{item.pk}:{personas['volunteer_a'].pk}"
+    assert page.evaluate(f"localStorage.getItem('{key}')") is None
