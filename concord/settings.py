@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",  # ordinal(): "3rd label", "第3个标签"
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",

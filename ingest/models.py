@@ -5,8 +5,8 @@ from datetime import UTC, datetime, time
 
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.utils.translation import gettext_lazy as _
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from ingest.issue_refs import BadRepositoryName, IssueRef, repository_name_check
 

@@ -10,6 +10,8 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.access import access_project, project_item
@@ -28,11 +30,11 @@ from concord.errors import ConcordError, Conflict
 from taxonomy.selectors import label_picker, picker_levels
 
 LABEL_KEYS = [
-    ("1\u20139", "choose a category at this level and go one level down"),
-    ("Backspace", "go up a level"),
-    ("/", "search the categories (Enter takes the first match)"),
-    ("Enter", "submit (in the summary)"),
-    ("s", "skip this item (asks why)"),
+    ("1\u20139", gettext_lazy("choose a category at this level and go one level down")),
+    ("Backspace", gettext_lazy("go up a level")),
+    ("/", gettext_lazy("search the categories (Enter takes the first match)")),
+    ("Enter", gettext_lazy("submit (in the summary)")),
+    ("s", gettext_lazy("skip this item (asks why)")),
 ]
 MY_LABELS_PER_PAGE = 25
 
@@ -102,7 +104,7 @@ def label_item(request, slug: str, item_id: int):
     if request.method == "GET":
         access = access_item_for_labeling(project=project, item_id=item_id, viewer=request.user)
         if access is None:
-            raise Http404("This item is not handed to you.")
+            raise Http404(_("This item is not handed to you."))
         context = _label_context(
             request,
             project,
@@ -122,15 +124,23 @@ def label_item(request, slug: str, item_id: int):
             item=item, volunteer=request.user, node=node, summary=summary, version=version
         )
     except ValueError:
-        error, status, stored = "The form's version is not a number; reload the page.", 400, None
+        error, status, stored = _("The form's version is not a number; reload the page."), 400, None
     except ConcordError as exc:
         error, status = exc.message, exc.http_status
         stored = Annotation.objects.filter(item=item, volunteer=request.user).first()
     else:
         if created:
-            messages.success(request, f"Saved: {annotation.node.code} on {item.issue}.")
+            messages.success(
+                request,
+                _("Saved: %(code)s on %(issue)s.")
+                % {"code": annotation.node.code, "issue": item.issue},
+            )
             return redirect("label-next", slug=project.slug)
-        messages.success(request, f"Your label on {item.issue} is {annotation.node.code}.")
+        messages.success(
+            request,
+            _("Your label on %(issue)s is %(code)s.")
+            % {"issue": item.issue, "code": annotation.node.code},
+        )
         if request.POST.get("next") == "my-labels":
             return redirect("my-labels", slug=project.slug)
         return redirect("label-next", slug=project.slug)
@@ -155,7 +165,9 @@ def label_skip(request, slug: str, item_id: int):
     except ConcordError as exc:
         messages.error(request, exc.message)
     else:
-        messages.info(request, f"Skipped {item.issue}; you will not be sent it again.")
+        messages.info(
+            request, _("Skipped %(issue)s; you will not be sent it again.") % {"issue": item.issue}
+        )
     return redirect("label-next", slug=project.slug)
 
 

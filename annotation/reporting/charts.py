@@ -7,7 +7,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from annotation.reporting.agreement import AgreementReport
+from annotation.reporting.words import band_name, level_name
 from taxonomy import agreement
 
 LEFT = 190  # room for group names
@@ -50,16 +54,18 @@ def kappa_chart(report: AgreementReport) -> KappaChart:
         f = group.fleiss
         if f is None:
             alpha = group.alpha
-            text = f"alpha {alpha.alpha:.3f}" if alpha else "n/a"
+            text = _("alpha %(alpha).3f") % {"alpha": alpha.alpha} if alpha else _("n/a")
             value = alpha.alpha if alpha else 0.0
-            bars.append(Bar(group.group, y, _x(value) - LEFT, text, None, None, "no Fleiss' kappa"))
+            bars.append(
+                Bar(group.group, y, _x(value) - LEFT, text, None, None, _("no Fleiss' kappa"))
+            )
             continue
         bars.append(
             Bar(
                 label=group.group,
                 y=y,
                 width=_x(f.kappa) - LEFT,
-                value_text=f"{f.kappa:.3f} ({f.band})",
+                value_text=f"{f.kappa:.3f} ({band_name(f.band)})",
                 ci_from=_x(f.ci_low),
                 ci_to=_x(f.ci_high),
                 missing=None,
@@ -83,7 +89,6 @@ KAPPA_BAND_FILLS = {
     "almost perfect": "#dbe8f4",
 }
 INK, MUTED, DARK = "#111111", "#555555", "#1d3d63"
-LEVEL_NAMES = {"type": "type", "theme": "theme", "subtheme": "sub-theme"}
 # marker per level: shape tells the series apart without colour
 MARKER_SHAPES = {"type": "circle", "theme": "square", "subtheme": "diamond"}
 
@@ -131,7 +136,8 @@ def kappa_bands(scale: Scale) -> list[Band]:
         if b <= a:
             continue
         p, q = sorted((scale(a), scale(b)))
-        bands.append(Band(p, round(q - p, 1), name, KAPPA_BAND_FILLS[name], round((p + q) / 2, 1)))
+        fill = KAPPA_BAND_FILLS[name]
+        bands.append(Band(p, round(q - p, 1), band_name(name), fill, round((p + q) / 2, 1)))
     return bands
 
 
@@ -149,13 +155,14 @@ def cell_text(cell) -> tuple[str, bool]:
     the mark is hollow (alpha in place of kappa)."""
     if cell.fleiss is not None:
         f = cell.fleiss
-        text = f"{f.kappa:.3f} [{f.ci_low:.2f}, {f.ci_high:.2f}] {f.band}"
+        text = f"{f.kappa:.3f} [{f.ci_low:.2f}, {f.ci_high:.2f}] {band_name(f.band)}"
         if cell.uneven and cell.alpha is not None:
-            text += f"; alpha {cell.alpha.alpha:.3f}"
+            text += "; " + _("alpha %(alpha).3f") % {"alpha": cell.alpha.alpha}
         return text, False
     if cell.alpha is not None:
-        return f"alpha {cell.alpha.alpha:.3f} {cell.alpha.band} (no Fleiss)", True
-    return ("no ratings" if cell.n_items == 0 else "undefined"), False
+        alpha = {"alpha": cell.alpha.alpha, "band": band_name(cell.alpha.band)}
+        return _("alpha %(alpha).3f %(band)s (no Fleiss)") % alpha, True
+    return (_("no ratings") if cell.n_items == 0 else _("undefined")), False
 
 
 @dataclass(frozen=True)
@@ -216,21 +223,22 @@ def dot_chart(title: str, rows: list[tuple[str, list]]) -> DotChart:
             shape = MARKER_SHAPES.get(cell.level, "circle")
             dots.append(
                 Dot(
-                    series=LEVEL_NAMES.get(cell.level, cell.level),
+                    series=level_name(cell.level),
                     y=centre,
                     path=marker_path(shape, scale(value), centre) if value is not None else "",
                     hollow=hollow,
                     ci_from=scale(cell.ci_low) if cell.ci_low is not None else None,
                     ci_to=scale(cell.ci_high) if cell.ci_high is not None else None,
                     text=text,
-                    title=f"{name}, {LEVEL_NAMES.get(cell.level, cell.level)} level: {text}",
+                    title=_("%(group)s, %(level)s level: %(text)s")
+                    % {"group": name, "level": level_name(cell.level), "text": text},
                 )
             )
             y += DOT_ROW
         groups.append(DotGroup(name, label_y, dots))
         y += 8
     legend: list[tuple[float, str, str]] = [
-        (DOT_LEFT + 90 * i, marker_path(shape, DOT_LEFT + 90 * i, 12), LEVEL_NAMES[level])
+        (DOT_LEFT + 90 * i, marker_path(shape, DOT_LEFT + 90 * i, 12), level_name(level))
         for i, (level, shape) in enumerate(MARKER_SHAPES.items())
     ]
     return DotChart(
@@ -306,12 +314,12 @@ def week_chart(title: str, weeks: list, level: str) -> WeekChart:
                 ci_top=scale(cell.ci_high) if cell.ci_high is not None else None,
                 ci_bottom=scale(cell.ci_low) if cell.ci_low is not None else None,
                 value_text=(
-                    f"{value:.2f}" + (" alpha" if hollow else "") if value is not None else "n/a"
+                    f"{value:.2f}" + (" alpha" if hollow else "") if value is not None else _("n/a")
                 ),
                 value_y=(top - 8) if top is not None else WEEK_TOP + WEEK_PLOT_H - 6,
                 week=week.week,
                 items=week.n_items,
-                title=f"{week.week} ({week.n_items} items): {text}",
+                title=_items_title(week.week, week.n_items, text),
             )
         )
     plot_width = WEEK_STEP * max(len(weeks), 1)
@@ -329,6 +337,14 @@ def week_chart(title: str, weeks: list, level: str) -> WeekChart:
         ticks=scale.ticks(),
         axis_y=WEEK_TOP + WEEK_PLOT_H,
     )
+
+
+def _items_title(week: str, n: int, text: str) -> str:
+    return ngettext("%(week)s (%(n)d item): %(text)s", "%(week)s (%(n)d items): %(text)s", n) % {
+        "week": week,
+        "n": n,
+        "text": text,
+    }
 
 
 def shade(value: float) -> tuple[str, str]:
@@ -443,7 +459,8 @@ def bar_chart(title: str, rows: list[tuple[str, int]]) -> BarChart:
             y=10 + i * BAR_ROW,
             width=round(BAR_AXIS * n / top, 1),
             value_text=f"{n} ({100 * n / total:.1f}%)",
-            title=f"{label}: {n} final labels",
+            title=ngettext("%(label)s: %(n)d final label", "%(label)s: %(n)d final labels", n)
+            % {"label": label, "n": n},
         )
         for i, (label, n) in enumerate(rows)
     ]

@@ -39,13 +39,13 @@ def seen_stage(item, project, user) -> str:
 
 @register.filter
 def stage_name(stage: str) -> str:
-    """"screening_dispute" -> "Screening dispute", in the reader's language."""
+    """ "screening_dispute" -> "Screening dispute", in the reader's language."""
     return str(Stage(stage).label) if stage in Stage.values else stage
 
 
 @register.filter
 def role_name(role: str) -> str:
-    """"lead" -> "Lead annotator", in the reader's language."""
+    """ "lead" -> "Lead annotator", in the reader's language."""
     return str(Role(role).label) if role in Role.values else role
 
 
