@@ -42,7 +42,7 @@ test-fast: setup services
 
 ## After changing a translatable string: refresh the catalog, then translate what it marks new.
 messages: setup
-	DEBUG=1 $(BIN)/python manage.py makemessages -l zh_Hans --no-obsolete --ignore='.venv/*' --ignore='var/*' --ignore='tests/*'
+	DEBUG=1 $(BIN)/python manage.py makemessages -l zh_Hans --no-obsolete --extension html,txt,py,svg --ignore='.venv/*' --ignore='var/*' --ignore='tests/*'
 
 services:
 	@./scripts/ensure-services
