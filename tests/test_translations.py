@@ -78,3 +78,54 @@ def test_compiled_catalog_is_what_django_reads(msgid, chinese):
     )
     with translation.override("zh-hans"):
         assert translation.gettext(msgid) == chinese
+
+
+def test_language_switch_is_a_csrf_checked_post_and_is_remembered(db, personas):
+    """The top bar's switch (set_language): refused without the form's CSRF token; with it the
+    cookie is set and the next page comes in Chinese, although the browser asks for English."""
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True, headers={"accept-language": "en-US"})
+    browser.force_login(personas["volunteer_a"])
+    home = browser.get("/")
+    assert 'lang="en"' in home.text
+    assert 'name="language" value="zh-hans"' in home.text  # the switch offers the other language
+
+    forged = browser.post("/i18n/setlang/", {"language": "zh-hans", "next": "/"})
+    assert forged.status_code == 403
+    assert settings.LANGUAGE_COOKIE_NAME not in forged.cookies
+
+    token = browser.cookies[settings.CSRF_COOKIE_NAME].value
+    switched = browser.post(
+        "/i18n/setlang/", {"language": "zh-hans", "next": "/", "csrfmiddlewaretoken": token}
+    )
+    assert switched.status_code == 302
+    assert switched.cookies[settings.LANGUAGE_COOKIE_NAME].value == "zh-hans"
+    page = browser.get("/")
+    assert 'lang="zh-hans"' in page.text
+    assert "我的项目" in page.text
+
+
+def test_browser_language_picks_the_interface_and_api_refusals(db, personas, project):
+    """No cookie: Accept-Language decides, for pages and for the API's `detail` refusals."""
+    from django.test import Client
+
+    from annotation.models import Stage
+    from annotation.projects.demo import demo_items_load
+
+    demo_items_load(project=project, path=settings.DEMO_DATA_DIR / "issues-zh.json")
+    item = project.items.filter(stage=Stage.OPEN).first()
+    chinese = Client(headers={"accept-language": "zh-CN,zh;q=0.9"})
+    chinese.force_login(personas["volunteer_a"])
+    assert "开始标注" in chinese.get(f"/projects/{project.slug}/").text
+    refusal = chinese.put(
+        f"/api/projects/{project.slug}/items/{item.pk}/annotation/",
+        {"node": "", "summary": "x"},
+        content_type="application/json",
+    )
+    assert refusal.status_code >= 400
+    detail = refusal.json()["detail"]
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in detail), detail
+    english = Client()
+    english.force_login(personas["volunteer_a"])
+    assert "Start labeling" in english.get(f"/projects/{project.slug}/").text

@@ -16,6 +16,7 @@ from taxonomy import agreement
 
 LEFT = 190  # room for group names
 WIDTH = 420  # the 0..1 axis
+VALUE_ROOM = 190  # right of the axis: "0.944 (almost perfect)" in full, never cut
 ROW = 34
 TOP = 30
 
@@ -35,7 +36,7 @@ class Bar:
 class KappaChart:
     bars: list[Bar]
     height: int
-    width: int = LEFT + WIDTH + 90
+    width: int = LEFT + WIDTH + VALUE_ROOM
     left: int = LEFT
     axis: int = WIDTH
     ticks: tuple[tuple[float, str], ...] = tuple(
