@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,6 +43,21 @@ class KappaChart:
     ticks: tuple[tuple[float, str], ...] = tuple(
         (LEFT + WIDTH * t / 5, f"{t / 5:.1f}") for t in range(6)
     )
+
+
+def text_px(text: str, size: int = 12) -> float:
+    """A generous estimate of `text`'s width in a sans-serif font of `size` px: wide (CJK)
+    characters take a full em, others 0.62 em (wider than the average Latin letter), so a label
+    the estimate fits is never cut by the SVG's edge."""
+    wide = sum(unicodedata.east_asian_width(ch) in "WF" for ch in text)
+    return size * (wide + 0.62 * (len(text) - wide))
+
+
+def label_room(labels: Sequence[str], chars: int, minimum: int = 60) -> int:
+    """Pixels left of an axis for right-aligned labels the template truncates to `chars`
+    characters (plus the 8 px gap the templates leave)."""
+    longest = max([text_px(label[:chars]) for label in labels] + [0.0])
+    return max(minimum, math.ceil(longest) + 16)
 
 
 def _x(value: float) -> float:
@@ -388,11 +404,12 @@ def heat_grid(
     titles: list[list[str]] | None = None,
     hrefs: list[list[str]] | None = None,
     cell: int = 40,
-    row_room: int = 220,
     head_room: int = 70,
 ) -> HeatGrid:
     """A grid of counts, shaded by size; every cell prints its count (a dot when None), so the
-    shade is only a help."""
+    shade is only a help. The row names get the room they need (the template cuts them at 34
+    characters)."""
+    row_room = label_room(rows, 34)
     top = max([v for row in values for v in row if v is not None] + [1])
     cells = []
     for i, row in enumerate(values):
@@ -447,13 +464,15 @@ class BarChart:
     bars: list[HBar]
 
 
-BAR_LEFT, BAR_AXIS, BAR_ROW = 260, 380, 24
+BAR_AXIS, BAR_ROW = 380, 24
+BAR_LABEL_CHARS = 40  # the templates truncate bar labels to this many characters
 
 
 def bar_chart(title: str, rows: list[tuple[str, int]]) -> BarChart:
     """Horizontal bars of counts; each bar prints its count and its share of the total."""
     total = sum(n for _, n in rows) or 1
     top = max([n for _, n in rows] + [1])
+    left = label_room([label for label, _ in rows], BAR_LABEL_CHARS)
     bars = [
         HBar(
             label=label,
@@ -467,9 +486,9 @@ def bar_chart(title: str, rows: list[tuple[str, int]]) -> BarChart:
     ]
     return BarChart(
         title=title,
-        width=BAR_LEFT + BAR_AXIS + 120,
+        width=left + BAR_AXIS + 120,
         height=20 + len(bars) * BAR_ROW,
-        left=BAR_LEFT,
+        left=left,
         axis=BAR_AXIS,
         bars=bars,
     )
@@ -535,9 +554,10 @@ def stacked_chart(
         Pattern(f"{chart_id}-p{i}", *PATTERNS[i % len(PATTERNS)]) for i in range(len(series))
     ]
     top = max([sum(values) for _, values in rows] + [1])
+    left = label_room([label for label, _ in rows], BAR_LABEL_CHARS)
     out = []
     for i, (label, values) in enumerate(rows):
-        y, x, segments = STACK_TOP + i * BAR_ROW, float(BAR_LEFT), []
+        y, x, segments = STACK_TOP + i * BAR_ROW, float(left), []
         for name, pattern, n in zip(series, patterns, values, strict=True):
             width = round(BAR_AXIS * n / top, 1)
             if n:
@@ -546,14 +566,14 @@ def stacked_chart(
             x += width
         out.append(StackRow(label, y, segments, x + 6, f"{sum(values)}"))
     legend = [
-        (BAR_LEFT + 160 * i, p.id, name)
+        (left + 160 * i, p.id, name)
         for i, (p, name) in enumerate(zip(patterns, series, strict=True))
     ]
     return StackedChart(
         title=title,
-        width=max(BAR_LEFT + BAR_AXIS + 80, BAR_LEFT + 160 * len(series)),
+        width=max(left + BAR_AXIS + 80, left + 160 * len(series)),
         height=STACK_TOP + len(rows) * BAR_ROW + 10,
-        left=BAR_LEFT,
+        left=left,
         rows=out,
         patterns=patterns,
         legend=legend,

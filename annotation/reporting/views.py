@@ -247,7 +247,6 @@ def volunteers_context(project: Project, params: QueryDict) -> dict:
                 [iso_week(week) for week in throughput.weeks],
                 throughput.labels,
                 cell=52,
-                row_room=180,
             ),
             _("Labels given per ISO week (UTC); every cell prints its count."),
         )

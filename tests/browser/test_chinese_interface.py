@@ -37,7 +37,7 @@ def test_chinese_interface_renders_a_chinese_issue_on_the_labeling_page(zh_page,
     shown = title.inner_text().strip()
     assert shown in open_titles
     expect(page.locator("#issue .crumbs")).to_contain_text("Gitee")
-    expect(page.locator("#issue .markdown")).to_contain_text(HAN)
+    expect(page.locator("#issue .issue-text")).to_contain_text(HAN)
     expect(page.locator("#submit-label")).to_contain_text("提交")
     expect(page.get_by_label("一句话摘要")).to_be_visible()
     page.set_viewport_size({"width": 390, "height": 844})
