@@ -11,6 +11,6 @@ COPY taxonomy taxonomy
 COPY ingest ingest
 RUN pip install --no-cache-dir .
 COPY . .
-RUN SECRET_KEY=build-only python manage.py compilemessages \
+RUN SECRET_KEY=build-only python manage.py compilemessages --ignore='.venv/*' --ignore='var/*' \
     && SECRET_KEY=build-only python manage.py collectstatic --noinput
 USER nobody

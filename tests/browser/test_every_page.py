@@ -1,6 +1,6 @@
 """Every page a volunteer, a lead, a project admin and a site admin can reach, in English and in
-Chinese, at a phone's width (390 px) and a laptop's (1366 px): none scrolls sideways, and no
-chart cuts off its own labels.
+Chinese, at a phone's width (390 px) and a laptop's (1366 px): none scrolls sideways, no chart
+scrolls inside its box, and no chart cuts off its own labels.
 
 The pages come from the URL conf (tests/test_role_matrix.py lists who may use each named URL,
 and fails when a URL has no rule), so a new page is checked without being added here. Each
@@ -96,6 +96,15 @@ def cut_chart_texts(page: Page) -> list[str]:
     )
 
 
+def charts_scrolling_inside(page: Page) -> list[str]:
+    """Charts whose box scrolls sideways, hiding bars or legends behind an inner scroll bar."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('main figure.chart, main .chart-svg')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1)
+            .map(e => e.id || e.closest('figure').id || e.className)"""
+    )
+
+
 @pytest.mark.parametrize("language", sorted(LANGUAGES))
 def test_no_page_scrolls_sideways(
     browser, live_server, personas, labeled_project, settings, tmp_path, language
@@ -125,6 +134,10 @@ def test_no_page_scrolls_sideways(
                         f"{language} {width}px {person} {url}: {overflow}px too wide "
                         f"({', '.join(widest_elements(page))})"
                     )
+                inner = charts_scrolling_inside(page)
+                if inner:
+                    where = f"{language} {width}px {person} {url}"
+                    problems.append(f"{where}: charts scroll inside {', '.join(inner)}")
                 cut = cut_chart_texts(page)
                 if cut:
                     problems.append(
