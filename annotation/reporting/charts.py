@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from annotation.reporting.agreement import AgreementReport
-from annotation.reporting.words import band_name, level_name
+from annotation.reporting.words import band_name, group_name, level_name
 from taxonomy import agreement
 
 LEFT = 190  # room for group names
@@ -74,12 +74,20 @@ def kappa_chart(report: AgreementReport) -> KappaChart:
             text = _("alpha %(alpha).3f") % {"alpha": alpha.alpha} if alpha else _("n/a")
             value = alpha.alpha if alpha else 0.0
             bars.append(
-                Bar(group.group, y, _x(value) - LEFT, text, None, None, _("no Fleiss' kappa"))
+                Bar(
+                    group_name(group.group),
+                    y,
+                    _x(value) - LEFT,
+                    text,
+                    None,
+                    None,
+                    _("no Fleiss' kappa"),
+                )
             )
             continue
         bars.append(
             Bar(
-                label=group.group,
+                label=group_name(group.group),
                 y=y,
                 width=_x(f.kappa) - LEFT,
                 value_text=f"{f.kappa:.3f} ({band_name(f.band)})",
@@ -248,11 +256,11 @@ def dot_chart(title: str, rows: list[tuple[str, list]]) -> DotChart:
                     ci_to=scale(cell.ci_high) if cell.ci_high is not None else None,
                     text=text,
                     title=_("%(group)s, %(level)s level: %(text)s")
-                    % {"group": name, "level": level_name(cell.level), "text": text},
+                    % {"group": group_name(name), "level": level_name(cell.level), "text": text},
                 )
             )
             y += DOT_ROW
-        groups.append(DotGroup(name, label_y, dots))
+        groups.append(DotGroup(group_name(name), label_y, dots))
         y += 8
     legend: list[tuple[float, str, str]] = [
         (DOT_LEFT + 90 * i, marker_path(shape, DOT_LEFT + 90 * i, 12), level_name(level))
