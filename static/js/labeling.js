@@ -7,6 +7,13 @@
 (function () {
   "use strict";
   var form = document.getElementById("label-form");
+  // A sentence of the page in its language (data-say-* on the form, translated by the template),
+  // with its {name} slots filled in; the English fallback keeps the page working without them.
+  function say(key, fallback, values) {
+    var text = (form && form.dataset[key]) || fallback;
+    Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(values[k]); });
+    return text;
+  }
   var overlay = document.getElementById("keys-overlay");
 
   function typing(el) {
@@ -97,8 +104,11 @@
         if (hit) { shown++; }
       });
       picker.classList.add("searching");
-      searchStatus.textContent = shown ? shown + " matching" + (shown > 9 ? " (digits pick the first 9)" : "") +
-        "; Enter takes the first." : "Nothing matches \u201c" + search.value.trim() + "\u201d.";
+      searchStatus.textContent = !shown
+        ? say("sayNone", "Nothing matches \u201c{q}\u201d.", { q: search.value.trim() })
+        : shown > 9
+          ? say("sayMatchingMany", "{n} matching (digits pick the first 9); Enter takes the first.", { n: shown })
+          : say("sayMatching", "{n} matching; Enter takes the first.", { n: shown });
     } else {
       picker.classList.remove("searching");
       searchStatus.textContent = "";
@@ -113,8 +123,9 @@
       r.checked = path.indexOf(r.value) !== -1;
     });
     pathEl.textContent = path.length ? path.map(nameOf).join(" \u203a ") +
-      (path.length < depth ? " \u203a \u2026" : "") + "  (Backspace: up a level)" : "Choose a type (1\u2013" +
-      Math.min(9, levels[0].querySelectorAll("li.opt").length) + ")";
+      (path.length < depth ? " \u203a \u2026" : "") + "  " + say("sayUp", "(Backspace: up a level)") :
+      say("sayChooseType", "Choose a type (1\u2013{n})",
+          { n: Math.min(9, levels[0].querySelectorAll("li.opt").length) });
     var type = path.length ? byCode[path[0]] : null;
     hint.textContent = type && type.dataset.hint ? type.dataset.hint : defaultHint;
   }
@@ -140,7 +151,7 @@
   function saveDraft() {
     try {
       localStorage.setItem(draftKey, JSON.stringify({ path: path, summary: summary.value, at: Date.now() }));
-      draftStatus.textContent = "Draft kept on this device.";
+      draftStatus.textContent = say("sayDraftKept", "Draft kept on this device.");
     } catch (err) { /* storage full or disabled: the form still works */ }
   }
 
@@ -156,7 +167,7 @@
     if (!draft) { return; }
     path = (draft.path || []).filter(function (c) { return byCode[c]; });
     if (!summary.value && draft.summary) { summary.value = draft.summary; }
-    draftStatus.textContent = "Draft restored.";
+    draftStatus.textContent = say("sayDraftRestored", "Draft restored.");
   }
 
   // ------------------------------------------------------------ events

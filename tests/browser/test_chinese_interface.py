@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 from annotation.projects.demo import demo_items_load
 from tests.browser.test_every_page import sideways_overflow, sign_in
+from tests.browser.test_pages import scripts_ready
 
 pytestmark = pytest.mark.browser
 
@@ -40,6 +41,8 @@ def test_chinese_interface_renders_a_chinese_issue_on_the_labeling_page(zh_page,
     expect(page.locator("#issue .issue-text")).to_contain_text(HAN)
     expect(page.locator("#submit-label")).to_contain_text("提交")
     expect(page.get_by_label("一句话摘要")).to_be_visible()
+    scripts_ready(page)  # the script's own sentences come in the page's language too
+    expect(page.locator("#picker-path")).to_contain_text("选择类型")
     page.set_viewport_size({"width": 390, "height": 844})
     assert sideways_overflow(page) <= 1
 
