@@ -7,7 +7,7 @@ export DATABASE_URL_TEST ?= postgres://postgres@127.0.0.1:5432/concord
 export REDIS_URL_TEST ?= redis://127.0.0.1:6379/0
 export CACHE_URL_TEST ?= redis://127.0.0.1:6379/1
 
-.PHONY: run setup demo test test-fast services bench bench-capacity soak lint clean
+.PHONY: run setup messages demo test test-fast services bench bench-capacity soak lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,7 +15,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+## The Chinese interface: .mo files are build output (gitignored), compiled from the .po catalogs
+## with GNU gettext's msgfmt (Debian/Ubuntu: apt-get install gettext).
+PO := $(wildcard locale/*/LC_MESSAGES/django.po)
+MO := $(PO:.po=.mo)
+%.mo: %.po $(STAMP)
+	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore='.venv/*' --ignore='var/*'
+
+setup: $(STAMP) $(MO)
 
 ## First command: install, migrate, load the study taxonomy and demo project, serve on :8000.
 run: setup
@@ -32,6 +39,10 @@ test: setup services
 test-fast: setup services
 	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) CACHE_URL=$(CACHE_URL_TEST) \
 	  $(BIN)/pytest -m "not browser and not worker and not fault and not load" $(PYTEST_ARGS)
+
+## After changing a translatable string: refresh the catalog, then translate what it marks new.
+messages: setup
+	DEBUG=1 $(BIN)/python manage.py makemessages -l zh_Hans --no-obsolete --extension html,txt,py,svg --ignore='.venv/*' --ignore='var/*' --ignore='tests/*'
 
 services:
 	@./scripts/ensure-services
@@ -74,4 +85,4 @@ lint: setup
 	DEBUG=1 $(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) var/concord.sqlite3 var/staticfiles
+	rm -rf $(VENV) var/concord.sqlite3 var/staticfiles $(MO)

@@ -6,6 +6,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 
 from annotation.models import Item, Membership, Project, Role
 
@@ -60,9 +61,12 @@ def access_project(user, slug: str, *, at_least: str = Role.VOLUNTEER) -> Projec
     project = projects.first()
     role = user_role(user, project) if project is not None else None
     if project is None or role is None:
-        raise Http404("No such project.")
+        raise Http404(_("No such project."))
     if not role_reaches(role, at_least):
-        raise PermissionDenied(f"This needs the {Role(at_least).label.lower()} role in {project}.")
+        raise PermissionDenied(
+            _("This needs the %(role)s role in %(project)s.")
+            % {"role": Role(at_least).label.lower(), "project": project}
+        )
     return project
 
 

@@ -2,25 +2,26 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from ingest.models import Issue
 from taxonomy.models import Level, Node, Taxonomy
 
 
 class Role(models.TextChoices):
-    VOLUNTEER = "volunteer", "Volunteer"
-    LEAD = "lead", "Lead annotator"
-    ADMIN = "admin", "Admin"
+    VOLUNTEER = "volunteer", _("Volunteer")
+    LEAD = "lead", _("Lead annotator")
+    ADMIN = "admin", _("Admin")
 
 
 class Stage(models.TextChoices):
-    CANDIDATE = "candidate", "Candidate"
-    SCREENING_DISPUTE = "screening_dispute", "Screening dispute"
-    EXCLUDED = "excluded", "Excluded"
-    OPEN = "open", "Open"
-    LABELING = "labeling", "Labeling"
-    DISPUTED = "disputed", "Disputed"
-    FINAL = "final", "Final"
+    CANDIDATE = "candidate", _("Candidate")
+    SCREENING_DISPUTE = "screening_dispute", _("Screening dispute")
+    EXCLUDED = "excluded", _("Excluded")
+    OPEN = "open", _("Open")
+    LABELING = "labeling", _("Labeling")
+    DISPUTED = "disputed", _("Disputed")
+    FINAL = "final", _("Final")
 
 
 # Stages in which an item has all its labels, so they are no longer blind (per project setting,
@@ -31,20 +32,20 @@ LABELABLE_STAGES = (Stage.OPEN, Stage.LABELING)
 
 
 class Method(models.TextChoices):
-    UNANIMOUS = "unanimous", "Unanimous"
-    MAJORITY = "majority", "Majority"
-    LEAD = "lead", "Lead decision"
+    UNANIMOUS = "unanimous", _("Unanimous")
+    MAJORITY = "majority", _("Majority")
+    LEAD = "lead", _("Lead decision")
 
 
 class ScreeningRule(models.TextChoices):
-    LEAD = "lead", "Mixed votes go to the lead"
-    MAJORITY = "majority", "Mixed votes are decided by majority (ties go to the lead)"
+    LEAD = "lead", _("Mixed votes go to the lead")
+    MAJORITY = "majority", _("Mixed votes are decided by majority (ties go to the lead)")
 
 
 class PilotStatus(models.TextChoices):
-    NONE = "none", "No pilot"
-    RUNNING = "running", "Pilot running: only the lead labels"
-    CLOSED = "closed", "Pilot closed"
+    NONE = "none", _("No pilot")
+    RUNNING = "running", _("Pilot running: only the lead labels")
+    CLOSED = "closed", _("Pilot closed")
 
 
 class RandomKey(models.Func):
@@ -299,10 +300,10 @@ class Post(models.Model):
 
 
 class ProposalStatus(models.TextChoices):
-    OPEN = "open", "Open for votes"
-    ACCEPTED = "accepted", "Accepted (every member approved)"
-    REJECTED = "rejected", "Rejected"
-    ADDED = "added", "Added to the taxonomy"
+    OPEN = "open", _("Open for votes")
+    ACCEPTED = "accepted", _("Accepted (every member approved)")
+    REJECTED = "rejected", _("Rejected")
+    ADDED = "added", _("Added to the taxonomy")
 
 
 class Proposal(models.Model):
@@ -390,22 +391,22 @@ class ProjectNode(models.Model):
 
 
 class Action(models.TextChoices):
-    LABEL = "label", "Labeled"
-    EDIT = "edit", "Edited a label"
-    SKIP = "skip", "Skipped"
-    SCREEN = "screen", "Screened"
-    SCREENING_DECISION = "screening_decision", "Decided a screening dispute"
-    CROSS_CHECK = "cross_check", "Reached cross-check"
-    RESOLVE = "resolve", "Resolved"
-    REOPEN = "reopen", "Re-opened"
-    RELABEL = "relabel", "Sent back for relabeling"
-    POST = "post", "Posted in the discussion"
-    PROPOSE = "propose", "Proposed a category"
-    PROPOSAL_VOTE = "proposal_vote", "Voted on a proposal"
-    PROPOSAL_ADD = "proposal_add", "Added a proposed category"
-    PILOT = "pilot", "Changed the pilot"
-    IMPORT = "import", "Imported labels"
-    UNSKIP = "unskip", "Took back a skip"
+    LABEL = "label", _("Labeled")
+    EDIT = "edit", _("Edited a label")
+    SKIP = "skip", _("Skipped")
+    SCREEN = "screen", _("Screened")
+    SCREENING_DECISION = "screening_decision", _("Decided a screening dispute")
+    CROSS_CHECK = "cross_check", _("Reached cross-check")
+    RESOLVE = "resolve", _("Resolved")
+    REOPEN = "reopen", _("Re-opened")
+    RELABEL = "relabel", _("Sent back for relabeling")
+    POST = "post", _("Posted in the discussion")
+    PROPOSE = "propose", _("Proposed a category")
+    PROPOSAL_VOTE = "proposal_vote", _("Voted on a proposal")
+    PROPOSAL_ADD = "proposal_add", _("Added a proposed category")
+    PILOT = "pilot", _("Changed the pilot")
+    IMPORT = "import", _("Imported labels")
+    UNSKIP = "unskip", _("Took back a skip")
 
 
 class AuditEvent(models.Model):
@@ -437,17 +438,17 @@ class AuditEvent(models.Model):
 
 
 class ExportFormat(models.TextChoices):
-    STUDY = "study", "Study format: Issue_URL, Label1..LabelK, Final_Label"
-    LONG = "long", "Long: one row per label"
-    FINAL = "final", "Final labels: one row per resolved issue"
-    REPOSITORIES = "repositories", "Per-repository statistics (the study's Table I)"
+    STUDY = "study", _("Study format: Issue_URL, Label1..LabelK, Final_Label")
+    LONG = "long", _("Long: one row per label")
+    FINAL = "final", _("Final labels: one row per resolved issue")
+    REPOSITORIES = "repositories", _("Per-repository statistics (the study's Table I)")
 
 
 class JobStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
 
 
 ExportStatus = JobStatus  # the name export code and tests know

@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
 from django.core.cache import cache
 from django.http import HttpRequest
+from django.utils.translation import ngettext
 
 
 def username_key(username: str) -> str:
@@ -80,7 +81,15 @@ class ThrottledLoginView(auth_views.LoginView):
         if login_blocked(request):
             form = self.get_form()
             minutes = settings.LOGIN_FAILURE_WINDOW_SECONDS // 60
-            form.add_error(None, f"Too many failed sign-ins. Try again in {minutes} minutes.")
+            form.add_error(
+                None,
+                ngettext(
+                    "Too many failed sign-ins. Try again in %(n)d minute.",
+                    "Too many failed sign-ins. Try again in %(n)d minutes.",
+                    minutes,
+                )
+                % {"n": minutes},
+            )
             return self.render_to_response(self.get_context_data(form=form), status=429)
         return super().post(request, *args, **kwargs)
 

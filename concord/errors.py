@@ -15,6 +15,7 @@ from django import db
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext, gettext_lazy
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -160,7 +161,7 @@ def _messages(errors) -> list[str]:
     return [str(errors)]
 
 
-DATABASE_DOWN = (
+DATABASE_DOWN = gettext_lazy(
     "The database is not answering (it may be restarting), so this request could not be"
     " completed. Try again in a few seconds: sending the same label again is safe, it is stored"
     " once."
@@ -179,10 +180,10 @@ def server_error(request):
     code = 503 if unavailable else 500
     response: HttpResponse
     if request.path.startswith("/api/"):
-        detail = DATABASE_DOWN if unavailable else "Server error; it was logged."
+        detail = str(DATABASE_DOWN) if unavailable else gettext("Server error; it was logged.")
         response = JsonResponse({"detail": detail, "retryable": unavailable}, status=code)
     else:
-        context = {"back": _same_site_referer(request), "message": DATABASE_DOWN}
+        context = {"back": _same_site_referer(request), "message": str(DATABASE_DOWN)}
         html = render_to_string("503.html" if unavailable else "500.html", context)
         response = HttpResponse(html, status=code)
     if unavailable:

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",  # ordinal(): "3rd label", "第3个标签"
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -66,6 +67,9 @@ MIDDLEWARE = [
     "concord.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # After sessions, before common: the language comes from the cookie the top bar's switch sets
+    # (set_language), else from the browser's Accept-Language, else LANGUAGE_CODE.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -85,6 +89,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -232,7 +237,17 @@ SPECTACULAR_SETTINGS = {
 }
 
 # ---------------------------------------------------------------- i18n & static
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# Each language named in itself, so the switch reads right whichever language is on.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+# The Chinese catalog (locale/zh_Hans/LC_MESSAGES/django.po); the .mo is built by
+# `manage.py compilemessages` in make setup, .ci/run and the Dockerfile, never committed.
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# A chosen language is remembered for a year in this browser (the cookie set_language writes).
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_SECURE = HTTPS
+LANGUAGE_COOKIE_HTTPONLY = True  # read by the server only; no script needs it
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -6,11 +6,12 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.utils.translation import gettext_lazy
 from kombu.exceptions import OperationalError
 
 logger = logging.getLogger(__name__)
 
-NOT_SENT = (
+NOT_SENT = gettext_lazy(
     "Saved, but the task queue (Redis) cannot be reached right now: the job waits and starts by"
     " itself once the queue is back."
 )

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
+from django.views.i18n import set_language
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from concord.auth import ThrottledLoginView
@@ -18,6 +19,8 @@ urlpatterns = [
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/api-token/", api_token_page, name="api-token"),
+    # The top bar's language switch: a CSRF-checked POST that sets the language cookie.
+    path("i18n/setlang/", set_language, name="set_language"),
     path("admin/login/", ThrottledLoginView.as_view()),
     path("admin/", admin.site.urls),
     path("api/", include(api)),

@@ -1,4 +1,6 @@
 from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from concord.errors import ConcordError, RowError, utf8_text
 from ingest.keywords import unique_keywords
@@ -12,8 +14,12 @@ def uploaded_text(upload) -> str:
     """An uploaded file as text, or a form error saying why not."""
     if upload.size > MAX_UPLOAD_BYTES:
         raise forms.ValidationError(
-            f"{upload.name} is {upload.size // 1024} kB; the limit is "
-            f"{MAX_UPLOAD_BYTES // (1024 * 1024)} MB."
+            _("%(name)s is %(size)d kB; the limit is %(limit)d MB.")
+            % {
+                "name": upload.name,
+                "size": upload.size // 1024,
+                "limit": MAX_UPLOAD_BYTES // (1024 * 1024),
+            }
         )
     try:
         return utf8_text(upload.read(), upload.name)
@@ -25,20 +31,25 @@ HOST_ZONE_CHOICE = ("", "The host's own: UTC for GitHub, Asia/Shanghai for Gitee
 
 
 class SourceForm(forms.Form):
-    host = forms.ChoiceField(choices=Host.choices)
+    host = forms.ChoiceField(label=gettext_lazy("Host"), choices=Host.choices)
     repository = forms.CharField(
         max_length=201,
-        help_text="owner/repo, as in the tracker's address, e.g. NVIDIA/Megatron-LM.",
+        label=gettext_lazy("Repository"),
+        help_text=gettext_lazy("owner/repo, as in the tracker's address, e.g. NVIDIA/Megatron-LM."),
         widget=forms.TextInput(attrs={"placeholder": "owner/repo", "spellcheck": "false"}),
     )
     created_from = forms.DateField(
-        label="Created from",
-        help_text="First creation date to harvest (inclusive, a day in the time zone below).",
+        label=gettext_lazy("Created from"),
+        help_text=gettext_lazy(
+            "First creation date to harvest (inclusive, a day in the time zone below)."
+        ),
         widget=forms.DateInput(attrs={"type": "date"}),
     )
     created_until = forms.DateField(
-        label="Created until",
-        help_text="Last creation date to harvest (inclusive, a day in the time zone below).",
+        label=gettext_lazy("Created until"),
+        help_text=gettext_lazy(
+            "Last creation date to harvest (inclusive, a day in the time zone below)."
+        ),
         widget=forms.DateInput(attrs={"type": "date"}),
     )
     time_zone = forms.ChoiceField(
@@ -50,15 +61,19 @@ class SourceForm(forms.Form):
     token = forms.CharField(
         required=False,
         max_length=200,
-        help_text="Optional API token for this source; empty uses the server's GITHUB_TOKEN / "
-        "GITEE_TOKEN. It is stored, never shown again.",
+        label=gettext_lazy("Token"),
+        help_text=gettext_lazy(
+            "Optional API token for this source; empty uses the server's GITHUB_TOKEN / "
+            "GITEE_TOKEN. It is stored, never shown again."
+        ),
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
     )
     keyword_set = forms.ModelChoiceField(
         queryset=KeywordSet.objects.order_by("name"),
         required=False,
-        empty_label="None: every issue is a candidate",
-        help_text="Issues containing one of its keywords become candidates.",
+        label=gettext_lazy("Keyword set"),
+        empty_label=gettext_lazy("None: every issue is a candidate"),
+        help_text=gettext_lazy("Issues containing one of its keywords become candidates."),
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -83,17 +98,29 @@ class SourceForm(forms.Form):
         data = self.cleaned_data
         start, end = data.get("created_from"), data.get("created_until")
         if start and end and start > end:
-            self.add_error("created_until", f"The window must not end before it starts ({start}).")
+            self.add_error(
+                "created_until",
+                _("The window must not end before it starts (%(start)s).") % {"start": start},
+            )
         return data
 
 
 class KeywordSetForm(forms.Form):
-    name = forms.CharField(max_length=100, help_text="e.g. pytorch.")
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    name = forms.CharField(
+        max_length=100, label=gettext_lazy("Name"), help_text=gettext_lazy("e.g. pytorch.")
+    )
+    description = forms.CharField(
+        required=False,
+        label=gettext_lazy("Description"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
     keywords = forms.CharField(
         required=False,  # clean_keywords says what is missing
+        label=gettext_lazy("Keywords"),
         widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}),
-        help_text="One keyword or phrase per line; case does not matter, repeats are dropped.",
+        help_text=gettext_lazy(
+            "One keyword or phrase per line; case does not matter, repeats are dropped."
+        ),
     )
 
     def __init__(self, *args, keyword_set: KeywordSet | None = None, **kwargs) -> None:
@@ -115,20 +142,24 @@ class KeywordSetForm(forms.Form):
         if self.keyword_set is not None:
             taken = taken.exclude(pk=self.keyword_set.pk)
         if taken.exists():
-            raise forms.ValidationError(f"There is already a keyword set named {name!r}.")
+            raise forms.ValidationError(
+                _("There is already a keyword set named %(name)s.") % {"name": repr(name)}
+            )
         return name
 
     def clean_keywords(self) -> list[str]:
         keywords = unique_keywords(self.cleaned_data["keywords"].splitlines())
         if not keywords:
-            raise forms.ValidationError("Give at least one keyword.")
+            raise forms.ValidationError(_("Give at least one keyword."))
         return keywords
 
 
 class KeywordFileForm(forms.Form):
     file = forms.FileField(
-        label="filter_keywords file",
-        help_text="The study's file: Python lists named <framework>_keywords; one set each.",
+        label=gettext_lazy("filter_keywords file"),
+        help_text=gettext_lazy(
+            "The study's file: Python lists named <framework>_keywords; one set each."
+        ),
     )
 
     def clean_file(self) -> str:
@@ -137,9 +168,11 @@ class KeywordFileForm(forms.Form):
 
 class UrlListForm(forms.Form):
     file = forms.FileField(
-        label="URL list",
-        help_text="A text file with one GitHub or Gitee issue URL per line, like the study's "
-        "issue-lists/*.txt. Blank lines and lines starting with # are skipped.",
+        label=gettext_lazy("URL list"),
+        help_text=gettext_lazy(
+            "A text file with one GitHub or Gitee issue URL per line, like the study's "
+            "issue-lists/*.txt. Blank lines and lines starting with # are skipped."
+        ),
     )
 
     def clean_file(self) -> tuple[str, str]:

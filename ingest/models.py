@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from ingest.issue_refs import BadRepositoryName, IssueRef, repository_name_check
 
@@ -243,12 +244,12 @@ class PageValidator(models.Model):
 
 
 class RunStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    WAITING = "waiting", "Waiting for the rate limit"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    WAITING = "waiting", _("Waiting for the rate limit")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 ACTIVE_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING)

@@ -8,6 +8,7 @@ from typing import cast
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
+from django.utils.translation import gettext as _
 
 from concord.errors import ConcordError
 from ingest.issue_refs import BadRepositoryName, repository_name_check
@@ -21,8 +22,8 @@ def repository_parse(text: str) -> tuple[str, str]:
     match = REPOSITORY.match(text.strip().removesuffix("/"))
     if match is None or match["repo"] in (".", ".."):
         raise ConcordError(
-            f"{text.strip()!r} is not a repository: "
-            "write it as owner/repo, e.g. NVIDIA/Megatron-LM."
+            _("%(text)s is not a repository: write it as owner/repo, e.g. NVIDIA/Megatron-LM.")
+            % {"text": repr(text.strip())}
         )
     return match["owner"], match["repo"]
 
@@ -38,7 +39,8 @@ def repository_check(host: str, owner: str, repo: str) -> None:
         limit = cast(models.CharField, Source._meta.get_field(field)).max_length or 0
         if len(value) > limit:
             raise ConcordError(
-                f"{value[:20]!r}… is too long: Concord keeps up to {limit} characters."
+                _("%(value)s… is too long: Concord keeps up to %(limit)d characters.")
+                % {"value": repr(value[:20]), "limit": limit}
             )
 
 
@@ -64,7 +66,8 @@ def source_create(
         raise ConcordError(f"Time zone: {exc.messages[0]}") from exc
     if created_from > created_until:
         raise ConcordError(
-            f"The window starts on {created_from} but ends earlier, on {created_until}."
+            _("The window starts on %(start)s but ends earlier, on %(end)s.")
+            % {"start": created_from, "end": created_until}
         )
     try:
         with transaction.atomic():
@@ -80,5 +83,12 @@ def source_create(
             )
     except IntegrityError as exc:
         raise ConcordError(
-            f"{owner}/{repo} on {host} is already a source for {created_from}..{created_until}."
+            _("%(owner)s/%(repo)s on %(host)s is already a source for %(start)s..%(end)s.")
+            % {
+                "owner": owner,
+                "repo": repo,
+                "host": host,
+                "start": created_from,
+                "end": created_until,
+            }
         ) from exc

@@ -8,6 +8,8 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from concord.errors import ConcordError
@@ -49,7 +51,7 @@ def source_create_page(request):
         except ConcordError as exc:
             form.add_error(None, exc.message)
         else:
-            messages.success(request, f"Source {source} added.")
+            messages.success(request, _("Source %(source)s added.") % {"source": source})
             return redirect("ingest-source-detail", pk=source.pk)
     return render(request, "ingest/source_form.html", {"form": form})
 
@@ -88,9 +90,13 @@ def run_cancel(request, pk: int):
     run = get_object_or_404(HarvestRun, pk=pk)
     if run.is_active:
         harvest_cancel(run=run)
-        messages.info(request, "Cancel requested: the run stops before its next page.")
+        messages.info(request, _("Cancel requested: the run stops before its next page."))
     else:
-        messages.info(request, f"Run {run.pk} had already finished ({run.get_status_display()}).")
+        messages.info(
+            request,
+            _("Run %(run)d had already finished (%(status)s).")
+            % {"run": run.pk, "status": run.get_status_display()},
+        )
     return redirect("ingest-run-detail", pk=run.pk)
 
 
@@ -109,7 +115,15 @@ def keyword_set_list(request):
                 context["problems"] = [exc]
             else:
                 summary = ", ".join(f"{n} ({count} keywords)" for n, count in saved.items())
-                messages.success(request, f"Imported {len(saved)} keyword sets: {summary}.")
+                messages.success(
+                    request,
+                    ngettext(
+                        "Imported %(n)d keyword set: %(summary)s.",
+                        "Imported %(n)d keyword sets: %(summary)s.",
+                        len(saved),
+                    )
+                    % {"n": len(saved), "summary": summary},
+                )
                 return redirect("ingest-keyword-sets")
     return render(request, "ingest/keyword_set_list.html", context)
 
@@ -127,7 +141,13 @@ def keyword_set_edit(request, pk: int | None = None):
             keyword_set=keyword_set,
         )
         messages.success(
-            request, f"Keyword set {saved.name} saved: {len(saved.keywords)} keywords."
+            request,
+            ngettext(
+                "Keyword set %(name)s saved: %(n)d keyword.",
+                "Keyword set %(name)s saved: %(n)d keywords.",
+                len(saved.keywords),
+            )
+            % {"name": saved.name, "n": len(saved.keywords)},
         )
         return redirect("ingest-keyword-sets")
     return render(

@@ -5,12 +5,13 @@ points at the node the volunteer chose.
 """
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Level(models.TextChoices):
-    TYPE = "type", "Type"
-    THEME = "theme", "Theme"
-    SUBTHEME = "subtheme", "Sub-theme"
+    TYPE = "type", _("Type")
+    THEME = "theme", _("Theme")
+    SUBTHEME = "subtheme", _("Sub-theme")
 
     @classmethod
     def depth_of(cls, level: str) -> int:
@@ -18,9 +19,9 @@ class Level(models.TextChoices):
 
 
 class ExampleKind(models.TextChoices):
-    SYMPTOM = "symptom", "Symptom"
-    INTENT = "intent", "Intent"
-    EXPECTATION = "expectation", "Expectation"
+    SYMPTOM = "symptom", _("Symptom")
+    INTENT = "intent", _("Intent")
+    EXPECTATION = "expectation", _("Expectation")
 
 
 class Taxonomy(models.Model):

@@ -62,6 +62,19 @@ def _fresh_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _english():
+    """Every test starts in English, whatever ran before it: a test that switched to Chinese, or
+    code that activated a language on this thread, must not change what the next test reads.
+    Requests choose their own language (LocaleMiddleware); the test client sends no
+    Accept-Language and no language cookie, so pages answer in LANGUAGE_CODE (English)."""
+    from django.utils import translation
+
+    translation.activate("en")
+    yield
+    translation.deactivate()
+
+
 def pytest_sessionfinish(session, exitstatus):
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     skipped = reporter.stats.get("skipped", []) if reporter else []

@@ -66,6 +66,7 @@ POST_FIELDS: dict[str, tuple[str, ...]] = {
     "proposal-send-back": (),
     "ingest-source-harvest": (),
     "ingest-run-cancel": (),
+    "set_language": ("language", "next"),  # the top bar's language switch, on every page
 }
 NOT_FUZZED = {"logout"}  # it would sign the fuzzing client out
 ROLES = {"volunteer": "volunteer", "lead": "lead", "admin": "admin", "staff": "staff"}

@@ -65,6 +65,7 @@ def refused_naming(response, field: str, status: int = 400) -> None:
         ("item-discussion", "item", "lead", {"text": "see \x00 this"}, "text"),
         ("item-reopen", "item", "lead", {"reason": "again\x00"}, "reason"),
         ("proposal-new", "project", "volunteer", {"name": "New\x00", "reason": "x"}, "name"),
+        ("set_language", "", "volunteer", {"language": "zh-hans", "next": "/\x00"}, "next"),
     ],
 )
 def test_nul_in_a_form_field_is_refused_naming_it(client, world, route, item, who, data, field):
@@ -304,3 +305,21 @@ def test_discussion_form_follows_a_local_next(client, world):
     back = reverse("item-resolve", kwargs=objects["item"]) + "?type=C"
     response = client.post(url, {"text": "Looks like C.2 to me.", "next": back})
     assert response["Location"] == back + "#posts"
+
+
+def test_language_switch_never_redirects_off_the_site_and_ignores_unknown_languages(client, world):
+    """set_language follows only a local `next`, and a language Concord does not offer sets no
+    cookie (the page stays in the language it was)."""
+    _objects, people = world
+    client.force_login(people["volunteer"])
+    away = client.post(
+        reverse("set_language"), {"language": "zh-hans", "next": "https://evil.example/"}
+    )
+    assert away.status_code == 302
+    assert not away["Location"].startswith("https://evil.example")
+    unknown = client.post(reverse("set_language"), {"language": "xx-evil", "next": "/"})
+    assert unknown.status_code == 302
+    assert (
+        unknown.cookies.get("django_language") is None
+        or unknown.cookies["django_language"].value != "xx-evil"
+    )

@@ -41,6 +41,7 @@ class Rule:
 RULES: dict[str, Rule] = {
     "login": Rule("public"),
     "logout": Rule("public", method="post"),
+    "set_language": Rule("public", method="post"),
     "api-token": Rule("signed-in"),
     "schema": Rule("signed-in"),
     "api-docs": Rule("signed-in"),

@@ -16,6 +16,7 @@ from django.db import connection, models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from annotation.audit import audit_record
 from annotation.labeling.eligibility import (
@@ -48,21 +49,21 @@ CLAIM_ATTEMPTS = 5
 class NoneReason(models.TextChoices):
     """Why "next item" handed out nothing; the label is what the page says."""
 
-    NOTHING_LEFT = "nothing_left", "Nothing left to label — thank you!"
+    NOTHING_LEFT = "nothing_left", _("Nothing left to label — thank you!")
     QUOTA_REACHED = Refusal.QUOTA_REACHED.value, Refusal.QUOTA_REACHED.label
     PILOT_RUNNING = Refusal.PILOT_RUNNING.value, Refusal.PILOT_RUNNING.label
     ALL_RESERVED = (
         "all_reserved",
-        (
+        _(
             "The items still waiting are handed out to other volunteers right now; "
             "try again in a few minutes."
         ),
     )
-    NOTHING_TO_SCREEN = "nothing_to_screen", "Nothing left to screen — thank you!"
-    SCREENING_OFF = "screening_off", "This project does not screen candidates."
+    NOTHING_TO_SCREEN = "nothing_to_screen", _("Nothing left to screen — thank you!")
+    SCREENING_OFF = "screening_off", _("This project does not screen candidates.")
     ALL_RESERVED_SCREENING = (
         "all_reserved_screening",
-        (
+        _(
             "The candidates still waiting are being screened by other volunteers right now; "
             "try again in a few minutes."
         ),
@@ -79,7 +80,7 @@ class Claim:
 
     @property
     def message(self) -> str:
-        return self.reason.label if self.reason else ""
+        return str(self.reason.label) if self.reason else ""
 
 
 def live_reservations(*, now=None) -> QuerySet[Reservation]:
@@ -153,7 +154,7 @@ def claim_next(
     and the loop moves past such an item. It rarely runs more than once. Items in `passed` are
     never picked (the page's current and prefetched items)."""
     lost: list[int] = list(passed)
-    for _ in range(CLAIM_ATTEMPTS):
+    for _attempt in range(CLAIM_ATTEMPTS):
         with transaction.atomic():
             item = pick(lost)
             if item is None:
@@ -241,8 +242,8 @@ def item_skip(*, item: Item, volunteer, reason: str = "") -> tuple[Skip, bool]:
         return skip, False
     if item.stage not in LABELABLE_STAGES:
         raise Conflict(
-            f"This item is {Stage(item.stage).label.lower()}, not open for labeling; "
-            "there is nothing to skip."
+            gettext("This item is %(stage)s, not open for labeling; there is nothing to skip.")
+            % {"stage": Stage(item.stage).label.lower()}
         )
     skip, created = Skip.objects.get_or_create(
         item=item, volunteer=volunteer, defaults={"reason": reason}

@@ -39,6 +39,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import LessThan
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from rest_framework import status
 
 from annotation.access import has_role
@@ -58,23 +59,28 @@ from concord.errors import Conflict
 class Refusal(models.TextChoices):
     """Why a volunteer may not label an item now; the label is what they are told."""
 
-    PILOT_RUNNING = "pilot_running", "The lead is running a pilot; labeling opens when it closes."
+    PILOT_RUNNING = (
+        "pilot_running",
+        _("The lead is running a pilot; labeling opens when it closes."),
+    )
     QUOTA_REACHED = (
         "quota_reached",
-        "You have reached this project's quota of labels — thank you!",
+        _("You have reached this project's quota of labels — thank you!"),
     )
-    FULL = "full", "This item already has its {k} labels; ask for the next item."
-    CLOSED = "closed", "This item is not open for labeling; ask for the next item."
-    LABELED = "labeled", "You have labeled this item already."
-    SKIPPED = "skipped", "You skipped this item, so it is no longer yours to label."
+    FULL = "full", _("This item already has its {k} labels; ask for the next item.")
+    CLOSED = "closed", _("This item is not open for labeling; ask for the next item.")
+    LABELED = "labeled", _("You have labeled this item already.")
+    SKIPPED = "skipped", _("You skipped this item, so it is no longer yours to label.")
     NOT_HANDED = (
         "not_handed",
-        "This item was not handed to you; ask for the next item to get one to label.",
+        _("This item was not handed to you; ask for the next item to get one to label."),
     )
     NO_ROOM = (
         "no_room",
-        "Your hold on this item expired and its last labels are now held by other volunteers; "
-        "ask for the next item.",
+        _(
+            "Your hold on this item expired and its last labels are now held by other "
+            "volunteers; ask for the next item."
+        ),
     )
 
 
@@ -90,7 +96,7 @@ class LabelingRefused(Conflict):
         self.refusal = refusal
         if refusal in FORBIDDEN:
             self.http_status = status.HTTP_403_FORBIDDEN
-        super().__init__(refusal.label.format(k=project.overlap_k))
+        super().__init__(str(refusal.label).format(k=project.overlap_k))
 
 
 @dataclass(frozen=True)

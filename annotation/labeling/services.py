@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.db import connection, transaction
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 
 from annotation.audit import audit_record
 from annotation.labeling.eligibility import LabelingRefused, is_editable, labeling_refusal
@@ -24,11 +24,14 @@ def label_node(*, project: Project, code: str) -> Node:
     """The node `code` of the project's taxonomy, if a label may go there (see node_check)."""
     code = (code or "").strip()
     if not code:
-        raise ConcordError("Choose a category.")
+        raise ConcordError(_("Choose a category."))
     nodes = Node.objects.filter(taxonomy_id=project.taxonomy_id, code=code)
     node = with_foreign_flag(nodes, project).first()  # node_check then needs no query
     if node is None:
-        raise ConcordError(f"{code} is not a category of the taxonomy {project.taxonomy}.")
+        raise ConcordError(
+            _("%(code)s is not a category of the taxonomy %(taxonomy)s.")
+            % {"code": code, "taxonomy": project.taxonomy}
+        )
     node_check(project=project, node=node)
     return node
 
@@ -37,21 +40,31 @@ def node_check(*, project: Project, node: Node) -> None:
     """A label is a node the project may use (annotation.project_nodes: of its taxonomy, not
     added by another project), at exactly the project's depth, not retired."""
     if node.taxonomy_id != project.taxonomy_id:
-        raise ConcordError(f"{node.code} belongs to another taxonomy than {project.taxonomy}.")
+        raise ConcordError(
+            _("%(code)s belongs to another taxonomy than %(taxonomy)s.")
+            % {"code": node.code, "taxonomy": project.taxonomy}
+        )
     if node_is_foreign(project, node):
         raise ConcordError(
-            f"{node.code} is not a category of {project}: another project added it to the "
-            f"shared taxonomy {project.taxonomy}."
+            _(
+                "%(code)s is not a category of %(project)s: another project added it to the "
+                "shared taxonomy %(taxonomy)s."
+            )
+            % {"code": node.code, "project": project, "taxonomy": project.taxonomy}
         )
     if node.level != project.label_depth:
         raise ConcordError(
-            f"{node.code} is a {Level(node.level).label.lower()}; this project labels at "
-            f"{Level(project.label_depth).label.lower()} depth."
+            _("%(code)s is a %(level)s; this project labels at %(depth)s depth.")
+            % {
+                "code": node.code,
+                "level": Level(node.level).label.lower(),
+                "depth": Level(project.label_depth).label.lower(),
+            }
         )
     if node.retired_at is not None:
         raise ConcordError(
-            f"{node.code} {node.name} was retired on {node.retired_at:%Y-%m-%d}; "
-            "choose a current category."
+            _("%(code)s %(name)s was retired on %(date)s; choose a current category.")
+            % {"code": node.code, "name": node.name, "date": f"{node.retired_at:%Y-%m-%d}"}
         )
 
 
@@ -60,14 +73,15 @@ def summary_check(*, project: Project, summary: str) -> None:
     summary too, but only the server's answer counts: an API client sends what it likes)."""
     if project.summary_required and not summary:
         raise ConcordError(
-            gettext("Write a one-line summary: this project requires one with every label.")
+            _("Write a one-line summary: this project requires one with every label.")
         )
 
 
 def _stale(annotation: Annotation) -> Conflict:
     when = timezone.localtime(annotation.updated_at).strftime("%H:%M")
     return Conflict(
-        f"This label was changed in another tab or by a retry at {when}; reload to see it."
+        _("This label was changed in another tab or by a retry at %(when)s; reload to see it.")
+        % {"when": when}
     )
 
 
@@ -88,7 +102,10 @@ def annotation_submit(
     same item (by anyone) run one after the other and label_count never passes k."""
     summary = " ".join((summary or "").split())
     if len(summary) > SUMMARY_MAX:
-        raise ConcordError(f"The summary is {len(summary)} characters; keep it to {SUMMARY_MAX}.")
+        raise ConcordError(
+            _("The summary is %(n)d characters; keep it to %(max)d.")
+            % {"n": len(summary), "max": SUMMARY_MAX}
+        )
     with transaction.atomic():
         # Lock the item row only (`of`): locking the joined project row too would make every
         # submit in the project wait for the one before it to commit.
@@ -162,8 +179,8 @@ def _annotation_edit(
 ) -> Annotation:
     if not is_editable(item):
         raise Conflict(
-            f"This item is already {Stage(item.stage).label.lower()}; "
-            "its labels can no longer be changed."
+            _("This item is already %(stage)s; its labels can no longer be changed.")
+            % {"stage": Stage(item.stage).label.lower()}
         )
     if version is None or int(version) != annotation.version:
         raise _stale(annotation)

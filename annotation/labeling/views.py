@@ -214,15 +214,23 @@ def label_item(request, slug: str, item_id: int):
             item=item, volunteer=request.user, node=node, summary=summary, version=version
         )
     except ValueError:
-        error, status, stored = "The form's version is not a number; reload the page.", 400, None
+        error, status, stored = _("The form's version is not a number; reload the page."), 400, None
     except ConcordError as exc:
         error, status = exc.message, exc.http_status
         stored = Annotation.objects.filter(item=item, volunteer=request.user).first()
     else:
         if created:
-            messages.success(request, f"Saved: {annotation.node.code} on {item.issue}.")
+            messages.success(
+                request,
+                _("Saved: %(code)s on %(issue)s.")
+                % {"code": annotation.node.code, "issue": item.issue},
+            )
             return redirect("label-next", slug=project.slug)
-        messages.success(request, f"Your label on {item.issue} is {annotation.node.code}.")
+        messages.success(
+            request,
+            _("Your label on %(issue)s is %(code)s.")
+            % {"issue": item.issue, "code": annotation.node.code},
+        )
         if request.POST.get("next") == "my-labels":
             return redirect("my-labels", slug=project.slug)
         return redirect("label-next", slug=project.slug)
@@ -247,7 +255,9 @@ def label_skip(request, slug: str, item_id: int):
     except ConcordError as exc:
         messages.error(request, exc.message)
     else:
-        messages.info(request, f"Skipped {item.issue}; you will not be sent it again.")
+        messages.info(
+            request, _("Skipped %(issue)s; you will not be sent it again.") % {"issue": item.issue}
+        )
     return redirect("label-next", slug=project.slug)
 
 

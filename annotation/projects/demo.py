@@ -1,6 +1,7 @@
 """The demo a person can click through at once: open and candidate items with readable issue text
-(written for the demo, in concord/data/demo/issues.json), and one disputed item for the lead.
-Safe to run again: what exists is left as it is."""
+(written for the demo, in concord/data/demo/issues.json, and in Chinese on a Gitee tracker in
+issues-zh.json), and one disputed item for the lead. Safe to run again: what exists is left as it
+is."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ from ingest.candidates import candidates_mark, keyword_set_save
 from ingest.models import Comment, Issue
 
 DEMO_KEYWORDS = ["NaN", "bf16", "FP8", "LoRA", "OOM", "NCCL", "all-reduce", "tensor parallelism"]
+ISSUE_URLS = {
+    "github": "https://github.com/{owner}/{repo}/issues/{number}",
+    "gitee": "https://gitee.com/{owner}/{repo}/issues/{number}",
+}
 # Comment ids of the demo live far above any real host's, so they can never collide.
 DEMO_COMMENT_ID_BASE = 9_000_000_000_000
 
@@ -30,7 +35,7 @@ def demo_items_load(*, project: Project, path: Path) -> int:
     new_items = 0
     issues = []
     for n, entry in enumerate(data["issues"]):
-        issue = _demo_issue(data, entry, created_at + timedelta(hours=7 * n))
+        issue = _demo_issue(data, n, entry, created_at + timedelta(hours=7 * n))
         issues.append(issue)
         item, created = Item.objects.get_or_create(
             project=project,
@@ -46,9 +51,9 @@ def demo_items_load(*, project: Project, path: Path) -> int:
     return new_items
 
 
-def _demo_issue(data: dict, entry: dict, created_at: datetime) -> Issue:
+def _demo_issue(data: dict, index: int, entry: dict, created_at: datetime) -> Issue:
     number = str(entry["number"])
-    url = f"https://github.com/{data['owner']}/{data['repo']}/issues/{number}"
+    url = ISSUE_URLS[data["host"]].format(owner=data["owner"], repo=data["repo"], number=number)
     issue, _ = Issue.objects.update_or_create(
         host=data["host"],
         owner=data["owner"],
@@ -70,7 +75,7 @@ def _demo_issue(data: dict, entry: dict, created_at: datetime) -> Issue:
     for i, body in enumerate(entry["comments"]):
         Comment.objects.update_or_create(
             host=data["host"],
-            comment_id=DEMO_COMMENT_ID_BASE + entry["number"] * 100 + i,
+            comment_id=_demo_comment_id(data, index, entry, i),
             defaults={
                 "issue": issue,
                 "author": "demo-maintainer",
@@ -79,6 +84,14 @@ def _demo_issue(data: dict, entry: dict, created_at: datetime) -> Issue:
             },
         )
     return issue
+
+
+def _demo_comment_id(data: dict, index: int, entry: dict, i: int) -> int:
+    """Stable per comment: the English file numbers its issues (101...), files with Gitee-style
+    ids (DEMO01) give an offset and count by position."""
+    if "comment_id_offset" in data:
+        return DEMO_COMMENT_ID_BASE + data["comment_id_offset"] + index * 100 + i
+    return DEMO_COMMENT_ID_BASE + entry["number"] * 100 + i
 
 
 def _demo_labels(item: Item, labels: list[dict]) -> None:

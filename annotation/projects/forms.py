@@ -1,4 +1,5 @@
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from ingest.forms import uploaded_text
 from ingest.models import KeywordSet, Source
@@ -10,13 +11,14 @@ class ItemsFromSourceForm(forms.Form):
     source = forms.ModelChoiceField(
         queryset=Source.objects.select_related("keyword_set").order_by("host", "owner", "repo"),
         empty_label=None,
-        help_text="A harvested tracker; pull requests are never added.",
+        label=_("Source"),
+        help_text=_("A harvested tracker; pull requests are never added."),
     )
     which = forms.ChoiceField(
-        label="Which issues",
+        label=_("Which issues"),
         choices=[
-            (ALL, "All of the source's issues"),
-            (CANDIDATES, "Only keyword candidates (issues matching the source's keyword set)"),
+            (ALL, _("All of the source's issues")),
+            (CANDIDATES, _("Only keyword candidates (issues matching the source's keyword set)")),
         ],
         initial=ALL,
         widget=forms.RadioSelect,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.models import Item, Project, Stage
 from concord.db import refresh_planner_statistics
@@ -32,7 +33,10 @@ def project_items_from_source(*, project: Project, source: Source, candidates_on
     issues = Issue.objects.filter(source=source, is_pull_request=False)
     if candidates_only:
         if source.keyword_set_id is None:
-            raise ConcordError(f"{source} has no keyword set, so it has no keyword candidates.")
+            raise ConcordError(
+                _("%(source)s has no keyword set, so it has no keyword candidates.")
+                % {"source": source}
+            )
         issues = issues.filter(keyword_matches__keyword_set_id=source.keyword_set_id)
     return project_items_add(project=project, issue_ids=list(issues.values_list("pk", flat=True)))
 

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.shortcuts import redirect, render
+from django.utils.translation import ngettext
 
 from annotation.access import access_project, projects_of, user_role
 from annotation.blindness import stage_counts_seen
@@ -46,7 +47,15 @@ def project_items_from_source_page(request, slug: str):
         except ConcordError as exc:
             form.add_error("which", exc.message)
         else:
-            messages.success(request, f"Added {added} new items from {source}.")
+            messages.success(
+                request,
+                ngettext(
+                    "Added %(n)d new item from %(source)s.",
+                    "Added %(n)d new items from %(source)s.",
+                    added,
+                )
+                % {"n": added, "source": source},
+            )
             return redirect("project-detail", slug=project.slug)
     context = {"project": project, "form": form}
     return render(request, "annotation/project_items_add.html", context)

@@ -21,6 +21,8 @@ from itertools import chain
 import numpy as np
 from django.db import connections
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotation.models import Annotation, Item, Project, Resolution
 from taxonomy import agreement
@@ -119,7 +121,9 @@ def agreement_cell(group: str, level: str, matrix: agreement.RatingMatrix, *, k:
     rated = per_item > 0
     n_items = int(rated.sum())
     if n_items == 0:
-        no_rating = f"No labels reach {level_label(level)} level; try a coarser level."
+        no_rating = _("No labels reach %(level)s level; try a coarser level.") % {
+            "level": level_label(level)
+        }
         return Cell(group, level, 0, None, None, None, 0, "", no_rating)
     m = _ratings_for_fleiss(per_item[rated], k)
     full = per_item == m
@@ -127,9 +131,23 @@ def agreement_cell(group: str, level: str, matrix: agreement.RatingMatrix, *, k:
     more = int((per_item > m).sum())
     why = []
     if fewer:
-        why.append(f"{fewer} items have fewer than {m} labels at {level_label(level)} level")
+        why.append(
+            ngettext(
+                "%(n)d item has fewer than %(m)d labels at %(level)s level",
+                "%(n)d items have fewer than %(m)d labels at %(level)s level",
+                fewer,
+            )
+            % {"n": fewer, "m": m, "level": level_label(level)}
+        )
     if more:
-        why.append(f"{more} items have more than {m} labels")
+        why.append(
+            ngettext(
+                "%(n)d item has more than %(m)d labels",
+                "%(n)d items have more than %(m)d labels",
+                more,
+            )
+            % {"n": more, "m": m}
+        )
     fleiss: agreement.FleissResult | None = None
     alpha: agreement.AlphaResult | None = None
     problem: str | None = None

@@ -4,14 +4,20 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from annotation.reporting.agreement import AgreementReport
+from annotation.reporting.words import band_name, group_name, level_name
 from taxonomy import agreement
 
 LEFT = 190  # room for group names
 WIDTH = 420  # the 0..1 axis
+VALUE_ROOM = 190  # right of the axis: "0.944 (almost perfect)" in full, never cut
 ROW = 34
 TOP = 30
 
@@ -31,12 +37,27 @@ class Bar:
 class KappaChart:
     bars: list[Bar]
     height: int
-    width: int = LEFT + WIDTH + 90
+    width: int = LEFT + WIDTH + VALUE_ROOM
     left: int = LEFT
     axis: int = WIDTH
     ticks: tuple[tuple[float, str], ...] = tuple(
         (LEFT + WIDTH * t / 5, f"{t / 5:.1f}") for t in range(6)
     )
+
+
+def text_px(text: str, size: int = 12) -> float:
+    """A generous estimate of `text`'s width in a sans-serif font of `size` px: wide (CJK)
+    characters take a full em, others 0.62 em (wider than the average Latin letter), so a label
+    the estimate fits is never cut by the SVG's edge."""
+    wide = sum(unicodedata.east_asian_width(ch) in "WF" for ch in text)
+    return size * (wide + 0.62 * (len(text) - wide))
+
+
+def label_room(labels: Sequence[str], chars: int, minimum: int = 60) -> int:
+    """Pixels left of an axis for right-aligned labels the template truncates to `chars`
+    characters (plus the 8 px gap the templates leave)."""
+    longest = max([text_px(label[:chars]) for label in labels] + [0.0])
+    return max(minimum, math.ceil(longest) + 16)
 
 
 def _x(value: float) -> float:
@@ -50,16 +71,26 @@ def kappa_chart(report: AgreementReport) -> KappaChart:
         f = group.fleiss
         if f is None:
             alpha = group.alpha
-            text = f"alpha {alpha.alpha:.3f}" if alpha else "n/a"
+            text = _("alpha %(alpha).3f") % {"alpha": alpha.alpha} if alpha else _("n/a")
             value = alpha.alpha if alpha else 0.0
-            bars.append(Bar(group.group, y, _x(value) - LEFT, text, None, None, "no Fleiss' kappa"))
+            bars.append(
+                Bar(
+                    group_name(group.group),
+                    y,
+                    _x(value) - LEFT,
+                    text,
+                    None,
+                    None,
+                    _("no Fleiss' kappa"),
+                )
+            )
             continue
         bars.append(
             Bar(
-                label=group.group,
+                label=group_name(group.group),
                 y=y,
                 width=_x(f.kappa) - LEFT,
-                value_text=f"{f.kappa:.3f} ({f.band})",
+                value_text=f"{f.kappa:.3f} ({band_name(f.band)})",
                 ci_from=_x(f.ci_low),
                 ci_to=_x(f.ci_high),
                 missing=None,
@@ -83,7 +114,6 @@ KAPPA_BAND_FILLS = {
     "almost perfect": "#dbe8f4",
 }
 INK, MUTED, DARK = "#111111", "#555555", "#1d3d63"
-LEVEL_NAMES = {"type": "type", "theme": "theme", "subtheme": "sub-theme"}
 # marker per level: shape tells the series apart without colour
 MARKER_SHAPES = {"type": "circle", "theme": "square", "subtheme": "diamond"}
 
@@ -131,7 +161,8 @@ def kappa_bands(scale: Scale) -> list[Band]:
         if b <= a:
             continue
         p, q = sorted((scale(a), scale(b)))
-        bands.append(Band(p, round(q - p, 1), name, KAPPA_BAND_FILLS[name], round((p + q) / 2, 1)))
+        fill = KAPPA_BAND_FILLS[name]
+        bands.append(Band(p, round(q - p, 1), band_name(name), fill, round((p + q) / 2, 1)))
     return bands
 
 
@@ -149,13 +180,14 @@ def cell_text(cell) -> tuple[str, bool]:
     the mark is hollow (alpha in place of kappa)."""
     if cell.fleiss is not None:
         f = cell.fleiss
-        text = f"{f.kappa:.3f} [{f.ci_low:.2f}, {f.ci_high:.2f}] {f.band}"
+        text = f"{f.kappa:.3f} [{f.ci_low:.2f}, {f.ci_high:.2f}] {band_name(f.band)}"
         if cell.uneven and cell.alpha is not None:
-            text += f"; alpha {cell.alpha.alpha:.3f}"
+            text += "; " + _("alpha %(alpha).3f") % {"alpha": cell.alpha.alpha}
         return text, False
     if cell.alpha is not None:
-        return f"alpha {cell.alpha.alpha:.3f} {cell.alpha.band} (no Fleiss)", True
-    return ("no ratings" if cell.n_items == 0 else "undefined"), False
+        alpha = {"alpha": cell.alpha.alpha, "band": band_name(cell.alpha.band)}
+        return _("alpha %(alpha).3f %(band)s (no Fleiss)") % alpha, True
+    return (_("no ratings") if cell.n_items == 0 else _("undefined")), False
 
 
 @dataclass(frozen=True)
@@ -216,21 +248,22 @@ def dot_chart(title: str, rows: list[tuple[str, list]]) -> DotChart:
             shape = MARKER_SHAPES.get(cell.level, "circle")
             dots.append(
                 Dot(
-                    series=LEVEL_NAMES.get(cell.level, cell.level),
+                    series=level_name(cell.level),
                     y=centre,
                     path=marker_path(shape, scale(value), centre) if value is not None else "",
                     hollow=hollow,
                     ci_from=scale(cell.ci_low) if cell.ci_low is not None else None,
                     ci_to=scale(cell.ci_high) if cell.ci_high is not None else None,
                     text=text,
-                    title=f"{name}, {LEVEL_NAMES.get(cell.level, cell.level)} level: {text}",
+                    title=_("%(group)s, %(level)s level: %(text)s")
+                    % {"group": group_name(name), "level": level_name(cell.level), "text": text},
                 )
             )
             y += DOT_ROW
-        groups.append(DotGroup(name, label_y, dots))
+        groups.append(DotGroup(group_name(name), label_y, dots))
         y += 8
     legend: list[tuple[float, str, str]] = [
-        (DOT_LEFT + 90 * i, marker_path(shape, DOT_LEFT + 90 * i, 12), LEVEL_NAMES[level])
+        (DOT_LEFT + 90 * i, marker_path(shape, DOT_LEFT + 90 * i, 12), level_name(level))
         for i, (level, shape) in enumerate(MARKER_SHAPES.items())
     ]
     return DotChart(
@@ -306,12 +339,12 @@ def week_chart(title: str, weeks: list, level: str) -> WeekChart:
                 ci_top=scale(cell.ci_high) if cell.ci_high is not None else None,
                 ci_bottom=scale(cell.ci_low) if cell.ci_low is not None else None,
                 value_text=(
-                    f"{value:.2f}" + (" alpha" if hollow else "") if value is not None else "n/a"
+                    f"{value:.2f}" + (" alpha" if hollow else "") if value is not None else _("n/a")
                 ),
                 value_y=(top - 8) if top is not None else WEEK_TOP + WEEK_PLOT_H - 6,
                 week=week.week,
                 items=week.n_items,
-                title=f"{week.week} ({week.n_items} items): {text}",
+                title=_items_title(week.week, week.n_items, text),
             )
         )
     plot_width = WEEK_STEP * max(len(weeks), 1)
@@ -329,6 +362,14 @@ def week_chart(title: str, weeks: list, level: str) -> WeekChart:
         ticks=scale.ticks(),
         axis_y=WEEK_TOP + WEEK_PLOT_H,
     )
+
+
+def _items_title(week: str, n: int, text: str) -> str:
+    return ngettext("%(week)s (%(n)d item): %(text)s", "%(week)s (%(n)d items): %(text)s", n) % {
+        "week": week,
+        "n": n,
+        "text": text,
+    }
 
 
 def shade(value: float) -> tuple[str, str]:
@@ -371,11 +412,12 @@ def heat_grid(
     titles: list[list[str]] | None = None,
     hrefs: list[list[str]] | None = None,
     cell: int = 40,
-    row_room: int = 220,
     head_room: int = 70,
 ) -> HeatGrid:
     """A grid of counts, shaded by size; every cell prints its count (a dot when None), so the
-    shade is only a help."""
+    shade is only a help. The row names get the room they need (the template cuts them at 34
+    characters)."""
+    row_room = label_room(rows, 34)
     top = max([v for row in values for v in row if v is not None] + [1])
     cells = []
     for i, row in enumerate(values):
@@ -430,28 +472,31 @@ class BarChart:
     bars: list[HBar]
 
 
-BAR_LEFT, BAR_AXIS, BAR_ROW = 260, 380, 24
+BAR_AXIS, BAR_ROW = 380, 24
+BAR_LABEL_CHARS = 40  # the templates truncate bar labels to this many characters
 
 
 def bar_chart(title: str, rows: list[tuple[str, int]]) -> BarChart:
     """Horizontal bars of counts; each bar prints its count and its share of the total."""
     total = sum(n for _, n in rows) or 1
     top = max([n for _, n in rows] + [1])
+    left = label_room([label for label, _ in rows], BAR_LABEL_CHARS)
     bars = [
         HBar(
             label=label,
             y=10 + i * BAR_ROW,
             width=round(BAR_AXIS * n / top, 1),
             value_text=f"{n} ({100 * n / total:.1f}%)",
-            title=f"{label}: {n} final labels",
+            title=ngettext("%(label)s: %(n)d final label", "%(label)s: %(n)d final labels", n)
+            % {"label": label, "n": n},
         )
         for i, (label, n) in enumerate(rows)
     ]
     return BarChart(
         title=title,
-        width=BAR_LEFT + BAR_AXIS + 120,
+        width=left + BAR_AXIS + 120,
         height=20 + len(bars) * BAR_ROW,
-        left=BAR_LEFT,
+        left=left,
         axis=BAR_AXIS,
         bars=bars,
     )
@@ -517,9 +562,10 @@ def stacked_chart(
         Pattern(f"{chart_id}-p{i}", *PATTERNS[i % len(PATTERNS)]) for i in range(len(series))
     ]
     top = max([sum(values) for _, values in rows] + [1])
+    left = label_room([label for label, _ in rows], BAR_LABEL_CHARS)
     out = []
     for i, (label, values) in enumerate(rows):
-        y, x, segments = STACK_TOP + i * BAR_ROW, float(BAR_LEFT), []
+        y, x, segments = STACK_TOP + i * BAR_ROW, float(left), []
         for name, pattern, n in zip(series, patterns, values, strict=True):
             width = round(BAR_AXIS * n / top, 1)
             if n:
@@ -528,14 +574,14 @@ def stacked_chart(
             x += width
         out.append(StackRow(label, y, segments, x + 6, f"{sum(values)}"))
     legend = [
-        (BAR_LEFT + 160 * i, p.id, name)
+        (left + 160 * i, p.id, name)
         for i, (p, name) in enumerate(zip(patterns, series, strict=True))
     ]
     return StackedChart(
         title=title,
-        width=max(BAR_LEFT + BAR_AXIS + 80, BAR_LEFT + 160 * len(series)),
+        width=max(left + BAR_AXIS + 80, left + 160 * len(series)),
         height=STACK_TOP + len(rows) * BAR_ROW + 10,
-        left=BAR_LEFT,
+        left=left,
         rows=out,
         patterns=patterns,
         legend=legend,

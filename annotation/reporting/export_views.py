@@ -10,6 +10,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotation.access import access_project
 from annotation.models import ExportFormat, ExportJob, Project, Role, Stage
@@ -24,36 +26,47 @@ JOBS_SHOWN = 20
 
 
 class ExportForm(forms.Form):
-    format = forms.ChoiceField(choices=ExportFormat.choices, initial=ExportFormat.STUDY)
+    format = forms.ChoiceField(
+        label=gettext_lazy("Format"), choices=ExportFormat.choices, initial=ExportFormat.STUDY
+    )
     level = forms.ChoiceField(
         required=False,
-        help_text="Study format only: deeper labels count as their ancestor, coarser are blank.",
+        label=gettext_lazy("Level"),
+        help_text=gettext_lazy(
+            "Study format only: deeper labels count as their ancestor, coarser are blank."
+        ),
     )
-    repository = forms.ChoiceField(required=False)
-    type = forms.ChoiceField(required=False, label="Final type")
+    repository = forms.ChoiceField(required=False, label=gettext_lazy("Repository"))
+    type = forms.ChoiceField(required=False, label=gettext_lazy("Final type"))
     stage = forms.ChoiceField(
-        required=False, choices=[("", "Any stage"), *Stage.choices], label="Stage"
+        required=False,
+        choices=[("", gettext_lazy("Any stage")), *Stage.choices],
+        label=gettext_lazy("Stage"),
     )
     created_from = forms.DateField(
         required=False,
-        label="Issues created from",
+        label=gettext_lazy("Issues created from"),
         widget=forms.DateInput(attrs={"type": "date"}),
-        help_text="On the tracker, UTC, inclusive. Issues imported without details have no date.",
+        help_text=gettext_lazy(
+            "On the tracker, UTC, inclusive. Issues imported without details have no date."
+        ),
     )
     created_until = forms.DateField(
-        required=False, label="Issues created until", widget=forms.DateInput(attrs={"type": "date"})
+        required=False,
+        label=gettext_lazy("Issues created until"),
+        widget=forms.DateInput(attrs={"type": "date"}),
     )
     bom = forms.BooleanField(
         required=False,
-        label="Start with a byte-order mark",
-        help_text="Lets Excel recognise the file as UTF-8.",
+        label=gettext_lazy("Start with a byte-order mark"),
+        help_text=gettext_lazy("Lets Excel recognise the file as UTF-8."),
     )
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         depth = Level(project.label_depth).label.lower()
         cast(forms.ChoiceField, self.fields["level"]).choices = [
-            ("", f"As labelled ({depth})"),
+            ("", _("As labelled (%(depth)s)") % {"depth": depth}),
             *Level.choices,
         ]
         repositories = (
@@ -62,13 +75,13 @@ class ExportForm(forms.Form):
             .order_by("issue__owner", "issue__repo")
         )
         cast(forms.ChoiceField, self.fields["repository"]).choices = [
-            ("", "All repositories"),
+            ("", _("All repositories")),
             *((f"{o}/{r}", f"{o}/{r}") for o, r in repositories),
         ]
         types = project_nodes(project, live=False).filter(level=Level.TYPE)
         types = types.order_by("position", "code")
         cast(forms.ChoiceField, self.fields["type"]).choices = [
-            ("", "Any (or none yet)"),
+            ("", _("Any (or none yet)")),
             *((code, f"{code} {name}") for code, name in types.values_list("code", "name")),
         ]
 
@@ -114,7 +127,10 @@ def export_job_download(request, slug: str, pk: int):
     job = get_object_or_404(ExportJob, project=project, pk=pk)
     path = export_job_file(job)
     if path is None:
-        raise Http404(f"Export {job.pk} has no file to download ({job.get_status_display()}).")
+        raise Http404(
+            _("Export %(n)d has no file to download (%(status)s).")
+            % {"n": job.pk, "status": job.get_status_display()}
+        )
     return FileResponse(
         path.open("rb"),
         as_attachment=True,

@@ -11,16 +11,18 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.humanize.templatetags.humanize import ordinal
 from django.core.paginator import Paginator
 from django.http import Http404, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from annotation.access import access_project
 from annotation.models import Project, Role
-from annotation.reporting.agreement import GROUPINGS, level_label, project_agreement
+from annotation.reporting.agreement import GROUPINGS, project_agreement
 from annotation.reporting.charts import (
-    LEVEL_NAMES,
     bar_chart,
     dot_chart,
     heat_grid,
@@ -45,15 +47,17 @@ from annotation.reporting.stats import (
     pairwise_kappa,
     volunteer_stats,
 )
+from annotation.reporting.words import band_name, level_name
 from taxonomy.agreement import LANDIS_KOCH_BANDS
 from taxonomy.models import Level
 
 ITEMS_PER_PAGE = 50
+CI = "95%"  # a placeholder in the captions: a bare "%" would read as a format directive
 TABS = (
-    ("agreement", "Agreement", "project-reports"),
-    ("confusion", "Confusion", "project-reports-confusion"),
-    ("distribution", "Distribution", "project-reports-distribution"),
-    ("volunteers", "Volunteers", "project-reports-volunteers"),
+    ("agreement", gettext_lazy("Agreement"), "project-reports"),
+    ("confusion", gettext_lazy("Confusion"), "project-reports-confusion"),
+    ("distribution", gettext_lazy("Distribution"), "project-reports-distribution"),
+    ("volunteers", gettext_lazy("Volunteers"), "project-reports-volunteers"),
 )
 
 
@@ -73,28 +77,39 @@ def _level(params: QueryDict, default: str = Level.THEME) -> str:
 def agreement_context(project: Project, params: QueryDict) -> dict:
     dashboard = project_dashboard(project)
     level = _level(params)
-    week_level = LEVEL_NAMES[level]
+    week_level = level_name(level)
     charts = [
         Chart(
             "kappa_by_type",
             "reports/_dot_chart.svg",
-            dot_chart("Fleiss' kappa per final type and level", dashboard.rows("type")),
-            "Fleiss' kappa with its 95% confidence interval per final label's type, at each "
-            "level (circle: type, square: theme, diamond: sub-theme; hollow: Krippendorff's "
-            "alpha where Fleiss' kappa is undefined).",
+            dot_chart(_("Fleiss' kappa per final type and level"), dashboard.rows("type")),
+            _(
+                "Fleiss' kappa with its %(ci)s confidence interval per final label's type, at "
+                "each level (circle: type, square: theme, diamond: sub-theme; hollow: "
+                "Krippendorff's alpha where Fleiss' kappa is undefined)."
+            )
+            % {"ci": CI},
         ),
         Chart(
             "kappa_by_repository",
             "reports/_dot_chart.svg",
-            dot_chart("Fleiss' kappa per repository and level", dashboard.rows("repository")),
-            "Fleiss' kappa with its 95% confidence interval per repository, at each level.",
+            dot_chart(_("Fleiss' kappa per repository and level"), dashboard.rows("repository")),
+            _("Fleiss' kappa with its %(ci)s confidence interval per repository, at each level.")
+            % {"ci": CI},
         ),
         Chart(
             "kappa_by_week",
             "reports/_week_chart.svg",
-            week_chart(f"Fleiss' kappa per week, {week_level} level", dashboard.by_week, level),
-            f"Fleiss' kappa ({week_level} level) of the items whose {dashboard.k}th label was "
-            "given in each ISO week, with its 95% confidence interval.",
+            week_chart(
+                _("Fleiss' kappa per week, %(level)s level") % {"level": week_level},
+                dashboard.by_week,
+                level,
+            ),
+            _(
+                "Fleiss' kappa (%(level)s level) of the items whose %(ordinal)s label was "
+                "given in each ISO week, with its 95%% confidence interval."
+            )
+            % {"level": week_level, "ordinal": ordinal(dashboard.k)},
         ),
     ]
     return {
@@ -120,10 +135,9 @@ def confusion_context(project: Project, params: QueryDict) -> dict:
         values.append([confusion.counts[i][j] if i != j else None for j in shown])
         titles.append(
             [
-                f"{cats[i].code}: {cats[i].items} items"
+                _pair_title(cats[i].code, cats[i].items)
                 if i == j
-                else f"{cats[i].code} and {cats[j].code}: {confusion.counts[i][j]} items "
-                "labelled both"
+                else _pair_title(cats[i].code, confusion.counts[i][j], cats[j].code)
                 for j in shown
             ]
         )
@@ -136,26 +150,29 @@ def confusion_context(project: Project, params: QueryDict) -> dict:
             ]
         )
     grid = heat_grid(
-        f"Labels mixed up on the same item, {level_label(level)} level",
+        _("Labels mixed up on the same item, %(level)s level") % {"level": level_name(level)},
         [f"{cats[i].code} {cats[i].name}" for i in shown],
         [cats[i].code for i in shown],
         values,
         titles=titles,
         hrefs=hrefs,
     )
-    caption = (
+    caption = _(
         "Items carrying a label in both the row's and the column's category (from different "
         "volunteers). Every cell prints its count and links to those items."
     )
     if len(shown) < len(cats):
-        caption += f" Showing the {len(shown)} most confused of {len(cats)} categories."
+        caption += " " + _("Showing the %(shown)d most confused of %(all)d categories.") % {
+            "shown": len(shown),
+            "all": len(cats),
+        }
     pairs = [
         (pair, f"{items_url}?{urlencode({'a': pair.a.code, 'b': pair.b.code})}")
         for pair in confusion.pairs[:25]
     ]
     return {
         "level": level,
-        "level_name": LEVEL_NAMES[level],
+        "level_name": level_name(level),
         "confusion": confusion,
         "pairs": pairs,
         "charts": {"confusion": Chart("confusion", "reports/_heat_grid.svg", grid, caption)},
@@ -169,23 +186,23 @@ def distribution_context(project: Project, params: QueryDict) -> dict:
         Chart(
             "final_by_type",
             "reports/_bar_chart.svg",
-            bar_chart("Final labels per type", [(f"{t.code} {t.name}", t.items) for t in types]),
-            "Final labels per type; every bar prints its count and share.",
+            bar_chart(_("Final labels per type"), [(f"{t.code} {t.name}", t.items) for t in types]),
+            _("Final labels per type; every bar prints its count and share."),
         ),
         Chart(
             "final_by_theme",
             "reports/_bar_chart.svg",
             bar_chart(
-                "Final labels per theme",
+                _("Final labels per theme"),
                 [(f"{t.code} {t.name}", t.items) for t in distribution.by_theme],
             ),
-            "Final labels per theme, most first (final labels at type depth have no theme).",
+            _("Final labels per theme, most first (final labels at type depth have no theme)."),
         ),
         Chart(
             "final_by_repository",
             "reports/_stacked_chart.svg",
             stacked_chart(
-                "Final labels per repository and type",
+                _("Final labels per repository and type"),
                 "final-by-repository",
                 [f"{t.code} {t.name}" for t in types],
                 [
@@ -193,8 +210,10 @@ def distribution_context(project: Project, params: QueryDict) -> dict:
                     for r in distribution.by_repository
                 ],
             ),
-            "Final labels per repository, stacked by type (each type has its own fill "
-            "pattern, named in the legend); segments print their counts where they fit.",
+            _(
+                "Final labels per repository, stacked by type (each type has its own fill "
+                "pattern, named in the legend); segments print their counts where they fit."
+            ),
         ),
     ]
     return {"distribution": distribution, "charts": {c.name: c for c in charts}}
@@ -211,8 +230,11 @@ def volunteers_context(project: Project, params: QueryDict) -> dict:
                 "volunteer_kappa",
                 "reports/_volunteer_heatmap.svg",
                 kappa_heatmap(matrix),
-                "Cohen's kappa between each pair of volunteers on the items both labelled "
-                f"(a dash: fewer than {MIN_SHARED_ITEMS} shared items, or undefined).",
+                _(
+                    "Cohen's kappa between each pair of volunteers on the items both labelled "
+                    "(a dash: fewer than %(n)d shared items, or undefined)."
+                )
+                % {"n": MIN_SHARED_ITEMS},
             )
         )
     charts.append(
@@ -220,14 +242,13 @@ def volunteers_context(project: Project, params: QueryDict) -> dict:
             "throughput",
             "reports/_heat_grid.svg",
             heat_grid(
-                "Labels per volunteer per week",
+                _("Labels per volunteer per week"),
                 [name for _, name in throughput.volunteers],
                 [iso_week(week) for week in throughput.weeks],
                 throughput.labels,
                 cell=52,
-                row_room=180,
             ),
-            "Labels given per ISO week (UTC); every cell prints its count.",
+            _("Labels given per ISO week (UTC); every cell prints its count."),
         )
     )
     return {
@@ -273,11 +294,27 @@ def _tab_page(request, slug: str, tab: str):
     return render(request, f"reports/{tab}.html", context)
 
 
-def _band_legend() -> list[tuple[str, str]]:
+def _pair_title(code: str, n: int, other: str = "") -> str:
+    """A heat-grid cell's tooltip: a category's own count, or a pair's."""
+    if not other:
+        return ngettext("%(code)s: %(n)d item", "%(code)s: %(n)d items", n) % {"code": code, "n": n}
+    return ngettext(
+        "%(code)s and %(other)s: %(n)d item labelled both",
+        "%(code)s and %(other)s: %(n)d items labelled both",
+        n,
+    ) % {"code": code, "other": other, "n": n}
+
+
+def _band_legend() -> list[tuple[str, str, str]]:
     """Landis & Koch's bands with their ranges, for the page's legend."""
     out, lower = [], None
     for upper, name in LANDIS_KOCH_BANDS:
-        out.append((name, f"up to {upper:.2f}" if lower is None else f"{lower:.2f} to {upper:.2f}"))
+        span = (
+            _("up to %(upper).2f") % {"upper": upper}
+            if lower is None
+            else _("%(lower).2f to %(upper).2f") % {"lower": lower, "upper": upper}
+        )
+        out.append((name, band_name(name), span))
         lower = upper
     return out
 
@@ -307,10 +344,10 @@ def report_chart(request, slug: str, name: str):
     """One report chart as a standalone SVG file (the same geometry as on its tab)."""
     project = access_project(request.user, slug, at_least=Role.LEAD)
     if name not in CHART_TABS:
-        raise Http404(f"No chart named {name!r}.")
+        raise Http404(_("No chart named %(name)s.") % {"name": repr(name)})
     charts = CONTEXTS[CHART_TABS[name]](project, request.GET)["charts"]
     if name not in charts:
-        raise Http404("This chart has no data yet.")
+        raise Http404(_("This chart has no data yet."))
     chart = charts[name]
     response = render(
         request,

@@ -5,6 +5,7 @@ a role) and calls the same service."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import PermissionDenied
@@ -52,7 +53,10 @@ from taxonomy.models import Node
 def node_by_code(project, code: str) -> Node:
     node = project.taxonomy.nodes.filter(code=code.strip()).first()
     if node is None:
-        raise ConcordError(f"No category {code!r} in {project.taxonomy}.")
+        raise ConcordError(
+            _("No category %(code)s in %(taxonomy)s.")
+            % {"code": repr(code), "taxonomy": project.taxonomy}
+        )
     return node
 
 
@@ -128,7 +132,7 @@ class ItemPostsApi(APIView):
         item = project_item(project, item_id)
         if not labels_revealed(item, user_role(request.user, project)):
             raise PermissionDenied(
-                "The discussion opens to volunteers once the item reaches cross-check."
+                _("The discussion opens to volunteers once the item reaches cross-check.")
             )
         return Response(PostOut(item.posts.select_related("author"), many=True).data)
 
@@ -149,7 +153,7 @@ class PilotApi(APIView):
         data = validated(PilotIn, request.data)
         if data["action"] == "start":
             if "n" not in data:
-                raise ConcordError("Starting a pilot needs n, the number of items.")
+                raise ConcordError(_("Starting a pilot needs n, the number of items."))
             pilot_start(project=project, lead=request.user, n=data["n"])
         else:
             pilot_close(project=project, lead=request.user)

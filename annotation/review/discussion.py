@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.access import role_reaches, user_role
 from annotation.audit import audit_record
@@ -32,13 +33,15 @@ def post_add(*, item: Item, author, text: str) -> Post:
     role = user_role(author, item.project)
     if not labels_revealed(item, role):
         raise PermissionDenied(
-            "The discussion of this item opens to volunteers once it reaches cross-check."
+            _("The discussion of this item opens to volunteers once it reaches cross-check.")
         )
     text = text.strip()
     if not text:
-        raise ConcordError("Write something first.")
+        raise ConcordError(_("Write something first."))
     if len(text) > POST_MAX_CHARS:
-        raise ConcordError(f"A post holds at most {POST_MAX_CHARS:,} characters.")
+        raise ConcordError(
+            _("A post holds at most %(max)s characters.") % {"max": f"{POST_MAX_CHARS:,}"}
+        )
     post = Post.objects.create(item=item, author=author, text=text)
     audit_record(
         project=item.project,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext as _
 
 from annotation.access import roles_reaching
 from annotation.audit import audit_record
@@ -33,17 +34,17 @@ def pilot_start(*, project: Project, lead, n: int) -> int:
     volunteers until it closes (annotation.labeling.assignment enforces that). Returns the sample
     size, which is smaller than `n` when fewer items are open."""
     if not 1 <= n <= PILOT_MAX:
-        raise ConcordError(f"A pilot takes between 1 and {PILOT_MAX} items.")
+        raise ConcordError(_("A pilot takes between 1 and %(max)d items.") % {"max": PILOT_MAX})
     locked = Project.objects.select_for_update().get(pk=project.pk)
     if locked.pilot_status == PilotStatus.RUNNING:
-        raise Conflict("A pilot is already running; close it first.")
+        raise Conflict(_("A pilot is already running; close it first."))
     open_items = locked.items.filter(
         stage__in=[Stage.OPEN, Stage.LABELING], label_count=0, in_pilot=False
     )
     # ORDER BY random() over the open items only: at study scale a few ms, and one statement
     sample = list(open_items.order_by("?").values_list("pk", flat=True)[:n])
     if not sample:
-        raise ConcordError("No open, unlabelled items to sample; add items first.")
+        raise ConcordError(_("No open, unlabelled items to sample; add items first."))
     Item.objects.filter(pk__in=sample).update(in_pilot=True)
     before = locked.pilot_status
     locked.pilot_status = PilotStatus.RUNNING
@@ -67,7 +68,7 @@ def pilot_close(*, project: Project, lead) -> None:
     if locked.pilot_status == PilotStatus.CLOSED:
         return
     if locked.pilot_status != PilotStatus.RUNNING:
-        raise Conflict("No pilot is running.")
+        raise Conflict(_("No pilot is running."))
     locked.pilot_status = PilotStatus.CLOSED
     locked.save(update_fields=["pilot_status"])
     project.pilot_status = PilotStatus.CLOSED

@@ -9,6 +9,7 @@ from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Prefetch, Q, QuerySet
+from django.utils.translation import gettext as _
 
 from annotation.access import role_reaches, user_role
 from annotation.audit import audit_record
@@ -47,13 +48,16 @@ def electorate(project: Project) -> QuerySet:
 def _require_member(project: Project, user) -> str:
     role = user_role(user, project)
     if role is None:
-        raise PermissionDenied("Only members of the project take part in its proposals.")
+        raise PermissionDenied(_("Only members of the project take part in its proposals."))
     return role
 
 
 def _require_lead(project: Project, user) -> None:
     if not role_reaches(_require_member(project, user), Role.LEAD):
-        raise PermissionDenied(f"Only a lead of {project} adds its categories or sends items back.")
+        raise PermissionDenied(
+            _("Only a lead of %(project)s adds its categories or sends items back.")
+            % {"project": project}
+        )
 
 
 @transaction.atomic
@@ -72,20 +76,23 @@ def proposal_create(
     _require_member(project, proposer)
     name = name.strip()
     if not name:
-        raise ConcordError("A proposed category needs a name.")
+        raise ConcordError(_("A proposed category needs a name."))
     if parent is not None:
         if parent.taxonomy_id != project.taxonomy_id:
-            raise ConcordError(f"{parent.code} is not in this project's taxonomy.")
+            raise ConcordError(
+                _("%(code)s is not in this project's taxonomy.") % {"code": parent.code}
+            )
         if node_is_foreign(project, parent):
             raise ConcordError(
-                f"{parent.code} is another project's category, not one of {project}."
+                _("%(code)s is another project's category, not one of %(project)s.")
+                % {"code": parent.code, "project": project}
             )
         if parent.level == Level.SUBTHEME:
-            raise ConcordError("Sub-themes are the deepest level; pick a theme or a type.")
+            raise ConcordError(_("Sub-themes are the deepest level; pick a theme or a type."))
         if parent.is_retired:
-            raise ConcordError(f"{parent.code} is retired.")
+            raise ConcordError(_("%(code)s is retired.") % {"code": parent.code})
     if item is not None and item.project_id != project.pk:
-        raise ConcordError("That item belongs to another project.")
+        raise ConcordError(_("That item belongs to another project."))
     proposal = Proposal.objects.create(
         project=project,
         proposer=proposer,
@@ -122,7 +129,10 @@ def proposal_vote(*, proposal: Proposal, member, approve: bool) -> Proposal:
     if current is not None and current.approve == approve:
         return locked
     if locked.status != ProposalStatus.OPEN:
-        raise Conflict(f"Voting has ended: the proposal is {locked.get_status_display().lower()}.")
+        raise Conflict(
+            _("Voting has ended: the proposal is %(status)s.")
+            % {"status": locked.get_status_display().lower()}
+        )
     ProposalVote.objects.update_or_create(
         proposal=locked, member=member, defaults={"approve": approve}
     )
@@ -161,8 +171,8 @@ def proposal_add_node(*, proposal: Proposal, lead) -> Node:
         return locked.node
     if locked.status != ProposalStatus.ACCEPTED:
         raise Conflict(
-            "Only a proposal every member approved can be added; this one is "
-            f"{locked.get_status_display().lower()}."
+            _("Only a proposal every member approved can be added; this one is %(status)s.")
+            % {"status": locked.get_status_display().lower()}
         )
     node = node_add(
         taxonomy=locked.project.taxonomy,
@@ -196,8 +206,8 @@ def proposal_send_back(*, proposal: Proposal, lead) -> int:
     _require_lead(locked.project, lead)
     if locked.status not in (ProposalStatus.ACCEPTED, ProposalStatus.ADDED):
         raise Conflict(
-            "Only a proposal every member approved sends items back; this one is "
-            f"{locked.get_status_display().lower()}."
+            _("Only a proposal every member approved sends items back; this one is %(status)s.")
+            % {"status": locked.get_status_display().lower()}
         )
     items = list(
         Item.objects.select_for_update()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import Max
+from django.utils.translation import gettext as _
 
 from annotation.labeling.services import node_check
 from annotation.lifecycle import item_move, item_outcome, resolution_method
@@ -55,13 +56,16 @@ def item_resolve(
         expected_version is not None and item_version(locked) != expected_version
     ):
         raise Conflict(
-            "This item changed while you were looking at it "
-            f"(it is now {locked.get_stage_display().lower()}); reload it and decide again."
+            _(
+                "This item changed while you were looking at it (it is now %(stage)s); reload "
+                "it and decide again."
+            )
+            % {"stage": locked.get_stage_display().lower()}
         )
     if locked.stage not in RESOLVABLE_STAGES:
         raise Conflict(
-            f"Only items in cross-check or disputed can be resolved; this one is "
-            f"{locked.get_stage_display().lower()}."
+            _("Only items in cross-check or disputed can be resolved; this one is %(stage)s.")
+            % {"stage": locked.get_stage_display().lower()}
         )
     node_check(project=locked.project, node=node)
     labels = list(locked.annotations.values_list("node_id", flat=True))
@@ -69,7 +73,8 @@ def item_resolve(
     reason = reason.strip()
     if method == Method.LEAD and not reason:
         raise ConcordError(
-            f"{node.code} is not the majority label: say why you chose it (the reason is kept)."
+            _("%(code)s is not the majority label: say why you chose it (the reason is kept).")
+            % {"code": node.code}
         )
     resolution = Resolution.objects.create(
         item=locked, node=node, method=method, resolver=lead, reason=reason
@@ -95,11 +100,12 @@ def item_reopen(*, item: Item, lead, reason: str) -> Item:
         return locked
     if locked.stage != Stage.FINAL:
         raise Conflict(
-            f"Only final items can be re-opened; this one is {locked.get_stage_display().lower()}."
+            _("Only final items can be re-opened; this one is %(stage)s.")
+            % {"stage": locked.get_stage_display().lower()}
         )
     reason = reason.strip()
     if not reason:
-        raise ConcordError("Say why the decision is re-opened (the reason is kept).")
+        raise ConcordError(_("Say why the decision is re-opened (the reason is kept)."))
     resolution = Resolution.objects.filter(item=locked).select_related("node", "resolver").first()
     before: dict[str, object] = {}
     if resolution is not None:

@@ -13,6 +13,8 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
 
 from annotation.access import access_project, project_item, role_reaches, user_role
@@ -131,12 +133,17 @@ def item_resolve_page(request, slug: str, item_id: int):
             else:
                 messages.success(
                     request,
-                    f"{item.issue} resolved: {resolution.node.code} {resolution.node.name} "
-                    f"({resolution.get_method_display().lower()}).",
+                    _("%(issue)s resolved: %(code)s %(name)s (%(method)s).")
+                    % {
+                        "issue": item.issue,
+                        "code": resolution.node.code,
+                        "name": resolution.node.name,
+                        "method": resolution.get_method_display().lower(),
+                    },
                 )
                 return redirect(_queue_url(project, filters, next_id))
         else:
-            error, status = "Pick the final label from the taxonomy.", 400
+            error, status = _("Pick the final label from the taxonomy."), 400
         item.refresh_from_db()
     review = item_review(item)
     context = {
@@ -172,7 +179,10 @@ def item_reopen_page(request, slug: str, item_id: int):
     except ConcordError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"{item.issue} re-opened: it is back in the disputed queue.")
+        messages.success(
+            request,
+            _("%(issue)s re-opened: it is back in the disputed queue.") % {"issue": item.issue},
+        )
     return redirect("item-resolve", slug=project.slug, item_id=item.pk)
 
 
@@ -219,15 +229,23 @@ def pilot_page(request, slug: str):
         try:
             if request.POST.get("action") == "close":
                 pilot_close(project=project, lead=request.user)
-                messages.success(request, "Pilot closed: volunteers get items again.")
+                messages.success(request, _("Pilot closed: volunteers get items again."))
             else:
                 n = int(request.POST.get("n", "") or 0)
                 taken = pilot_start(project=project, lead=request.user, n=n)
                 messages.success(
-                    request, f"Pilot started with {taken} items: label them from the project page."
+                    request,
+                    ngettext(
+                        "Pilot started with %(n)d item: label it from the project page.",
+                        "Pilot started with %(n)d items: label them from the project page.",
+                        taken,
+                    )
+                    % {"n": taken},
                 )
         except ValueError:
-            messages.error(request, f"Give a number of items between 1 and {PILOT_MAX}.")
+            messages.error(
+                request, _("Give a number of items between 1 and %(max)d.") % {"max": PILOT_MAX}
+            )
         except ConcordError as exc:
             messages.error(request, exc.message)
         return redirect("project-pilot", slug=project.slug)
@@ -272,15 +290,23 @@ class ProposalForm(forms.Form):
     parent = forms.ModelChoiceField(
         queryset=Node.objects.none(),
         required=False,
-        empty_label="(none: a new type)",
-        help_text="Where the new category goes: under a type (a new theme) or a theme.",
+        label=gettext_lazy("Where it goes"),
+        empty_label=gettext_lazy("(none: a new type)"),
+        help_text=gettext_lazy(
+            "Where the new category goes: under a type (a new theme) or a theme."
+        ),
     )
-    name = forms.CharField(max_length=200)
-    definition = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
+    definition = forms.CharField(
+        required=False,
+        label=gettext_lazy("Definition"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
     reason = forms.CharField(
         required=False,
+        label=gettext_lazy("Reason"),
         widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="Why no existing category fits.",
+        help_text=gettext_lazy("Why no existing category fits."),
     )
 
     def __init__(self, *args, project, **kwargs):
@@ -305,7 +331,9 @@ def proposal_new(request, slug: str):
             form.add_error(None, exc.message)
         else:
             messages.success(
-                request, f"Proposal “{proposal.name}” is open: every member must approve it."
+                request,
+                _("Proposal “%(name)s” is open: every member must approve it.")
+                % {"name": proposal.name},
             )
             return redirect("proposal-list", slug=project.slug)
     context = {
@@ -351,7 +379,10 @@ def proposal_add_node_page(request, slug: str, pk: int):
     except ConcordError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Added {node.code} {node.name} to the taxonomy.")
+        messages.success(
+            request,
+            _("Added %(code)s %(name)s to the taxonomy.") % {"code": node.code, "name": node.name},
+        )
     return _back_to(project, proposal)
 
 
@@ -365,7 +396,13 @@ def proposal_send_back_page(request, slug: str, pk: int):
     except ConcordError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"{n} item(s) sent back for relabeling.")
+        messages.success(
+            request,
+            ngettext(
+                "%(n)d item sent back for relabeling.", "%(n)d items sent back for relabeling.", n
+            )
+            % {"n": n},
+        )
     return _back_to(project, proposal)
 
 

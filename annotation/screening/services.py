@@ -11,6 +11,7 @@ from django.db import models, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.audit import audit_record
 from annotation.labeling.assignment import (
@@ -139,8 +140,8 @@ def screening_vote(
             return mine, False
         if item.stage != Stage.CANDIDATE:
             raise Conflict(
-                f"This item was already screened (it is {Stage(item.stage).label.lower()}); "
-                "ask for the next candidate."
+                _("This item was already screened (it is %(stage)s); ask for the next candidate.")
+                % {"stage": Stage(item.stage).label.lower()}
             )
         if mine is not None:
             before = {"relevant": mine.relevant, "reason": mine.reason}
@@ -186,7 +187,8 @@ def screening_decide(*, item: Item, lead, relevant: bool, reason: str = "") -> I
             return item
         if item.stage != Stage.SCREENING_DISPUTE:
             raise Conflict(
-                f"This item is {Stage(item.stage).label.lower()}, not a screening dispute."
+                _("This item is %(stage)s, not a screening dispute.")
+                % {"stage": Stage(item.stage).label.lower()}
             )
         item_move(
             item=item,

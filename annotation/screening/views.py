@@ -8,6 +8,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.access import access_project, project_item
@@ -23,9 +25,9 @@ from annotation.screening.services import (
 from concord.errors import ConcordError
 
 SCREEN_KEYS = [
-    ("r", "relevant"),
-    ("n", "not relevant"),
-    ("Enter", "send the vote (an optional reason first)"),
+    ("r", gettext_lazy("relevant")),
+    ("n", gettext_lazy("not relevant")),
+    ("Enter", gettext_lazy("send the vote (an optional reason first)")),
 ]
 DISPUTES_PER_PAGE = 25
 
@@ -65,7 +67,7 @@ def screen_vote(request, slug: str, item_id: int):
     item = project_item(project, item_id)
     verdict = request.POST.get("verdict")
     if verdict not in ("relevant", "irrelevant"):
-        messages.error(request, "Choose Relevant (r) or Not relevant (n).")
+        messages.error(request, _("Choose Relevant (r) or Not relevant (n)."))
         return redirect("screen-next", slug=project.slug)
     try:
         screening_vote(
@@ -77,8 +79,10 @@ def screen_vote(request, slug: str, item_id: int):
     except ConcordError as exc:
         messages.error(request, exc.message)
     else:
-        word = "relevant" if verdict == "relevant" else "not relevant"
-        messages.success(request, f"Screened {item.issue}: {word}.")
+        word = _("relevant") if verdict == "relevant" else _("not relevant")
+        messages.success(
+            request, _("Screened %(issue)s: %(verdict)s.") % {"issue": item.issue, "verdict": word}
+        )
     return redirect("screen-next", slug=project.slug)
 
 
@@ -100,7 +104,7 @@ def screening_decide_view(request, slug: str, item_id: int):
     item = project_item(project, item_id)
     decision = request.POST.get("decision")
     if decision not in ("open", "exclude"):
-        messages.error(request, "Choose Open for labeling or Exclude.")
+        messages.error(request, _("Choose Open for labeling or Exclude."))
         return redirect("screening-disputes", slug=project.slug)
     try:
         screening_decide(
@@ -112,6 +116,9 @@ def screening_decide_view(request, slug: str, item_id: int):
     except ConcordError as exc:
         messages.error(request, exc.message)
     else:
-        word = "opened for labeling" if decision == "open" else "excluded"
-        messages.success(request, f"{item.issue} {word}.")
+        if decision == "open":
+            done = _("%(issue)s opened for labeling.") % {"issue": item.issue}
+        else:
+            done = _("%(issue)s excluded.") % {"issue": item.issue}
+        messages.success(request, done)
     return redirect("screening-disputes", slug=project.slug)

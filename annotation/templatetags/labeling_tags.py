@@ -1,12 +1,13 @@
 """Template helpers of the volunteer pages: {% load labeling_tags %}."""
 
 from django import template
+from django.utils.translation import gettext as _
 
 from annotation.access import user_role
 from annotation.blindness import BLIND, stage_seen
 from annotation.labeling.eligibility import is_editable
 from annotation.labeling.selectors import volunteer_progress
-from annotation.models import Stage
+from annotation.models import Role, Stage
 from annotation.screening.services import screening_stats
 
 register = template.Library()
@@ -32,8 +33,20 @@ def seen_stage(item, project, user) -> str:
     and "complete" once it has them, never whether the others agreed."""
     stage = stage_seen(item, project, user_role(user, project))
     if stage != BLIND:
-        return Stage(stage).label.lower()
-    return "labeling" if is_editable(item) else "complete"
+        return str(Stage(stage).label).lower()
+    return _("labeling") if is_editable(item) else _("complete")
+
+
+@register.filter
+def stage_name(stage: str) -> str:
+    """ "screening_dispute" -> "Screening dispute", in the reader's language."""
+    return str(Stage(stage).label) if stage in Stage.values else stage
+
+
+@register.filter
+def role_name(role: str) -> str:
+    """ "lead" -> "Lead annotator", in the reader's language."""
+    return str(Role(role).label) if role in Role.values else role
 
 
 @register.filter

@@ -9,6 +9,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from ingest.issue_refs import web_url
+from ingest.models import RunStatus
 
 register = template.Library()
 
@@ -19,3 +20,9 @@ def forge_href(value: object) -> SafeString | str:
     anchor is plain text instead of a link."""
     url = web_url(value)
     return format_html('href="{}"', url) if url else ""
+
+
+@register.filter
+def run_status_name(status: str) -> str:
+    """ "waiting" -> "Waiting for the rate limit", in the reader's language."""
+    return str(RunStatus(status).label) if status in RunStatus.values else status

@@ -43,7 +43,7 @@
         setTimeout(function () { URL.revokeObjectURL(url); }, 10000);
       }, "image/png");
     };
-    image.onerror = function () { button.textContent = "PNG failed; use SVG"; };
+    image.onerror = function () { button.textContent = button.dataset.failed || "PNG failed; use SVG"; };
     image.src = svgDataUrl(svg);
   }
 

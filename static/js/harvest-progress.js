@@ -43,7 +43,8 @@
       })
       .catch(function (err) {
         // A blip (server restart, network) should not end live updates: try again, and say so.
-        note.textContent = "Could not refresh (" + err.message + "); trying again.";
+        note.textContent = (note.dataset.failed || "Could not refresh ({error}); trying again.")
+          .split("{error}").join(err.message);
         timer = setTimeout(poll, INTERVAL_MS * 2);
       });
   }

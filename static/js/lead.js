@@ -27,6 +27,13 @@
   var search = document.getElementById("picker-search");
   var picker = document.getElementById("picker");
   var pickerStatus = document.getElementById("picker-status");
+  // A sentence of the page, in its language (a data-* attribute the template translated), with
+  // its {name} slots filled in.
+  function say(el, key, values) {
+    var text = el.dataset[key] || "";
+    Object.keys(values).forEach(function (k) { text = text.split("{" + k + "}").join(values[k]); });
+    return text;
+  }
   var choices = picker ? Array.prototype.slice.call(picker.querySelectorAll("li.choice")) : [];
   var groups = picker ? Array.prototype.slice.call(picker.querySelectorAll("li.group")) : [];
 
@@ -45,7 +52,9 @@
       g.hidden = !any;
     });
     if (pickerStatus) {
-      pickerStatus.textContent = !q ? "" : (shown ? shown + " matching" : "Nothing matches \u201c" + q + "\u201d.");
+      pickerStatus.textContent = !q ? "" : (shown
+        ? say(pickerStatus, shown === 1 ? "matchesOne" : "matchesOther", { n: shown })
+        : say(pickerStatus, "none", { q: q }));
     }
   }
   function firstShown() {
@@ -90,8 +99,8 @@
     if (!radio) { chosen.textContent = ""; reason.required = false; return; }
     var isMajority = majority.indexOf(radio.value) !== -1;
     reason.required = !isMajority;
-    chosen.textContent = "Chosen: " + radio.closest("label").textContent.replace(/\s+/g, " ").trim() +
-      (isMajority ? " (the majority label)" : " (not the majority: give a reason)");
+    var label = radio.closest("label").textContent.replace(/\s+/g, " ").trim();
+    chosen.textContent = say(chosen, isMajority ? "majority" : "other", { label: label });
   }
   if (form) {
     form.addEventListener("change", function (e) { if (e.target.name === "node") { describeChoice(); } });

@@ -5,6 +5,13 @@
   var input = document.getElementById("taxonomy-search");
   var status = document.getElementById("search-status");
   var nodes = Array.prototype.slice.call(document.querySelectorAll("#taxonomy-tree li.node"));
+  // A sentence of the page, in its language (a data-* attribute the template translated), with
+  // its {name} slots filled in.
+  function say(el, key, values) {
+    var text = el.dataset[key] || "";
+    Object.keys(values).forEach(function (k) { text = text.split("{" + k + "}").join(values[k]); });
+    return text;
+  }
 
   function ownText(li) {
     var details = li.querySelector(":scope > details");
@@ -38,7 +45,9 @@
         delete li.dataset.under;
       }
     });
-    status.textContent = shown ? shown + " matching categories" : "Nothing matches \u201c" + q + "\u201d.";
+    status.textContent = shown
+      ? say(status, shown === 1 ? "matchesOne" : "matchesOther", { n: shown })
+      : say(status, "none", { q: q });
   }
 
   input.addEventListener("input", apply);

@@ -127,7 +127,7 @@ def test_page_api_command_and_reports_give_the_same_kappa(client, personas, proj
         assert "left out" not in table
         assert overall.alpha.n_items == 7
     else:
-        why = f"2 items have fewer than 3 labels at {level} level; 1 items have more than 3 labels"
+        why = f"2 items have fewer than 3 labels at {level} level; 1 item has more than 3 labels"
         assert (overall.left_out, overall.left_out_why) == (3, why)
         assert overall.problem is None
         assert api[ALL_ITEMS]["problem"] is None

@@ -73,7 +73,7 @@ def test_missing_labels_leave_items_out_of_fleiss_with_the_reason(project, tmp_p
     # counted and explained, alpha on all three
     assert overall.problem is None
     assert (overall.fleiss.n_items, overall.ratings, overall.left_out) == (2, 3, 1)
-    assert overall.left_out_why == "1 items have fewer than 3 labels at theme level"
+    assert overall.left_out_why == "1 item has fewer than 3 labels at theme level"
     assert overall.fleiss.kappa == pytest.approx(
         statsmodels_fleiss_kappa(np.array([[3, 0, 0], [0, 2, 1]]), method="fleiss")
     )

@@ -96,7 +96,7 @@ def uneven(project, trio):
 def test_uneven_coverage_leaves_items_out_of_fleiss_and_says_why(project, uneven):
     overall = cell(project_dashboard(project).by_type, ALL_ITEMS, "theme")
     assert overall.left_out == 1
-    assert overall.left_out_why == "1 items have fewer than 3 labels at theme level"
+    assert overall.left_out_why == "1 item has fewer than 3 labels at theme level"
     assert overall.fleiss.n_items == 3
     assert overall.kappa == pytest.approx(statsmodels_fleiss_kappa(table(uneven[:3])))
     # alpha takes every item with two labels or more, as the krippendorff package does
@@ -111,7 +111,7 @@ def test_uneven_coverage_is_named_on_the_page(client, personas, project, uneven)
     client.force_login(personas["lead"])
     html = client.get(f"/projects/{project.slug}/reports/").content.decode()
     assert "Uneven coverage" in html
-    assert "1 items have fewer than 3 labels at theme level" in html
+    assert "1 item has fewer than 3 labels at theme level" in html
     assert "(1 left out of Fleiss)" in html
 
 

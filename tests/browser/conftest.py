@@ -47,7 +47,19 @@ def browser(_launched, chromium_path):
 
 @pytest.fixture
 def page(browser, live_server):
-    context = browser.new_context(base_url=live_server.url)
+    """A page in a browser that asks for English (Accept-Language en-US), so tests that read
+    English text do not depend on the machine's locale."""
+    yield from _page(browser, live_server, locale="en-US")
+
+
+@pytest.fixture
+def zh_page(browser, live_server):
+    """A page in a browser that asks for Simplified Chinese (Accept-Language zh-CN)."""
+    yield from _page(browser, live_server, locale="zh-CN")
+
+
+def _page(browser, live_server, *, locale: str, viewport: dict | None = None):
+    context = browser.new_context(base_url=live_server.url, locale=locale, viewport=viewport)
     context.set_default_timeout(TIMEOUT_MS)
     yield context.new_page()
     context.close()

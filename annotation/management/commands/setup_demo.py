@@ -14,6 +14,9 @@ from taxonomy.models import Level, Taxonomy
 
 DEMO_SLUG = "demo"
 DEMO_LABELS = "Megatron-LM.csv"
+# Issues written for the walkthrough: English on GitHub, Chinese on Gitee (the study's Gitee
+# trackers, MindSpore's mindformers and Ascend's MindSpeed, are written in Chinese).
+DEMO_ISSUE_FILES = ("issues.json", "issues-zh.json")
 DEMO_ACCOUNTS = [
     ("demo-admin", Role.ADMIN),
     ("demo-lead", Role.LEAD),
@@ -56,14 +59,18 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Demo project '{project.slug}': {report.items_created} new items from {DEMO_LABELS}."
         )
-        added = demo_items_load(project=project, path=settings.DEMO_DATA_DIR / "issues.json")
+        added = sum(
+            demo_items_load(project=project, path=settings.DEMO_DATA_DIR / name)
+            for name in DEMO_ISSUE_FILES
+        )
         self.stdout.write(
-            f"  and {added} new demo issues to screen and label, one disputed for the lead; "
-            f"{project.items.count()} items in all."
+            f"  and {added} new demo issues (some in Chinese, on a Gitee tracker) to screen and "
+            f"label, one disputed for the lead; {project.items.count()} items in all."
         )
         self.stdout.write("Demo accounts (sign in at http://127.0.0.1:8000/):")
         for username, role in DEMO_ACCOUNTS:
-            self.stdout.write(f"  {role.label:<15} {username:<18} password: {passwords[username]}")
+            label = str(role.label)  # lazy (translatable): format the text, not the proxy
+            self.stdout.write(f"  {label:<15} {username:<18} password: {passwords[username]}")
 
     def _accounts(self, project: Project) -> dict[str, str]:
         """Create the demo users once; passwords are random and kept in var/, never in the repo."""
