@@ -18,13 +18,6 @@
 (function () {
   "use strict";
   var form = document.getElementById("label-form");
-  // A sentence of the page in its language (data-say-* on the form, translated by the template),
-  // with its {name} slots filled in; the English fallback keeps the page working without them.
-  function say(key, fallback, values) {
-    var text = (form && form.dataset[key]) || fallback;
-    Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(values[k]); });
-    return text;
-  }
   var overlay = document.getElementById("keys-overlay");
 
   function typing(el) {
