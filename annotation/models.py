@@ -489,3 +489,35 @@ class ExportJob(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in (ExportStatus.QUEUED, ExportStatus.RUNNING)
+
+
+# ---------------------------------------------------------------- issue 14: study setup in the app
+
+
+class MergedRepeat(models.Model):
+    """A row of a study label file skipped on import because an earlier row of the same file has
+    its issue URL (the first row is kept). Kept so Reports and the repositories export can say how
+    many source rows were merged, and their counts be matched to the files."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="merged_repeats")
+    item = models.ForeignKey(
+        Item,
+        on_delete=models.CASCADE,
+        related_name="merged_repeats",
+        help_text="The item the kept row made.",
+    )
+    file = models.CharField(max_length=300, help_text="File name, without its folder.")
+    line = models.PositiveIntegerField(help_text="Line of the skipped row.")
+    first_line = models.PositiveIntegerField(help_text="Line of the row that was kept.")
+    labels_differ = models.BooleanField(
+        help_text="Whether any label of the skipped row differs from the kept row's."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "file", "line"], name="merged_repeat_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.file} line {self.line} (repeats line {self.first_line})"
