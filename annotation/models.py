@@ -98,6 +98,11 @@ class Project(models.Model):
     )
     guidelines = models.TextField(blank=True, help_text="Markdown shown to volunteers.")
     created_at = models.DateTimeField(auto_now_add=True)
+    archived_at = models.DateTimeField(  # issue 14
+        null=True,
+        blank=True,
+        help_text="When it was archived: read only (nothing is labeled), still exportable.",
+    )
 
     class Meta:
         constraints = [
@@ -401,6 +406,7 @@ class Action(models.TextChoices):
     PROPOSAL_ADD = "proposal_add", "Added a proposed category"
     PILOT = "pilot", "Changed the pilot"
     IMPORT = "import", "Imported labels"
+    PROJECT = "project", "Changed the project's settings"  # issue 14
 
 
 class AuditEvent(models.Model):

@@ -1,4 +1,5 @@
-"""URLs of the project pages: my projects, a project's overview, adding items from a source."""
+"""URLs of the project pages: my projects, a project's overview, adding items from a source,
+creating a project, its settings and archiving it."""
 
 from django.urls import path
 
@@ -6,6 +7,9 @@ from annotation.projects import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("new-project/", views.project_create_page, name="project-create"),
+    path("projects/<slug:slug>/settings/", views.project_edit_page, name="project-edit"),
+    path("projects/<slug:slug>/archive/", views.project_archive_page, name="project-archive"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path(
         "projects/<slug:slug>/items/from-source/",

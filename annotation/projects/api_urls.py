@@ -1,0 +1,15 @@
+"""API routes of projects: list/create, settings, archive."""
+
+from django.urls import path
+
+from annotation.projects import api as views
+
+urlpatterns = [
+    path("projects/", views.ProjectListApi.as_view(), name="api-projects"),
+    path("projects/<slug:slug>/", views.ProjectDetailApi.as_view(), name="api-project"),
+    path(
+        "projects/<slug:slug>/archive/",
+        views.ProjectArchiveApi.as_view(),
+        name="api-project-archive",
+    ),
+]
