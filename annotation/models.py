@@ -407,6 +407,7 @@ class Action(models.TextChoices):
     PILOT = "pilot", "Changed the pilot"
     IMPORT = "import", "Imported labels"
     PROJECT = "project", "Changed the project's settings"  # issue 14
+    MEMBERS = "members", "Changed the project's members"  # issue 14
 
 
 class AuditEvent(models.Model):
@@ -527,3 +528,35 @@ class MergedRepeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.file} line {self.line} (repeats line {self.first_line})"
+
+
+class Invitation(models.Model):
+    """A one-time link that makes whoever opens it (signing up first if need be) a member of the
+    project with the role the inviter chose. Only the token's SHA-256 is stored: the link is shown
+    once, to the inviter."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VOLUNTEER)
+    token_hash = models.CharField(
+        max_length=64, unique=True, help_text="SHA-256 (hex) of the link's token."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(help_text="The link no longer works after this.")
+    used_at = models.DateTimeField(null=True, blank=True, help_text="When the link was used.")
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who joined with it.",
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.project} as {self.role}"

@@ -63,6 +63,21 @@ RULES: dict[str, Rule] = {
     "api-projects": Rule("signed-in"),
     "api-project": Rule("volunteer", kwargs="project"),
     "api-project-archive": Rule("admin", method="post", kwargs="project"),
+    # members (annotation/projects/member_views.py, api.py): the project's admins; the join page
+    # an invitation link opens is public (it signs people up); password pages are Django's
+    "project-members": Rule("admin", kwargs="project"),
+    "project-invite": Rule("admin", method="post", kwargs="project"),
+    "project-member-change": Rule("admin", method="post", kwargs="membership"),
+    "api-members": Rule("admin", kwargs="project"),
+    "api-member": Rule("admin", method="patch", kwargs="membership"),
+    "api-invitations": Rule("admin", method="post", kwargs="project"),
+    "join": Rule("public", kwargs="invitation"),
+    "password_change": Rule("signed-in"),
+    "password_change_done": Rule("signed-in"),
+    "password_reset": Rule("public"),
+    "password_reset_done": Rule("public"),
+    "password_reset_confirm": Rule("public", kwargs="password_reset"),
+    "password_reset_complete": Rule("public"),
     "project-agreement": Rule("lead", kwargs="project"),
     "project-agreement-chart": Rule("lead", kwargs="project"),
     "api-project-agreement": Rule("lead", kwargs="project"),
@@ -204,6 +219,12 @@ def open_proposal(project, personas) -> int:
     ).pk
 
 
+def invitation_token(project, personas) -> str:
+    from annotation.projects.members import invitation_create
+
+    return invitation_create(project=project, inviter=personas["admin"])[1]
+
+
 @pytest.fixture
 def world(personas, project, settings, tmp_path):
     return role_world(personas, project, settings, tmp_path)
@@ -234,6 +255,12 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
         "item": {"slug": project.slug, "item_id": disputed_item(project, personas)},
         "proposal": {"slug": project.slug, "pk": open_proposal(project, personas)},
         "report_chart": {"slug": project.slug, "name": "confusion"},
+        "membership": {
+            "slug": project.slug,
+            "pk": project.memberships.get(user=personas["volunteer_b"]).pk,
+        },
+        "invitation": {"token": invitation_token(project, personas)},
+        "password_reset": {"uidb64": "MQ", "token": "set-password"},
         "": {},
     }
     people = {

@@ -3,6 +3,8 @@ creating is for site staff, reading for members, changing and archiving for the 
 
 from __future__ import annotations
 
+from django.db import transaction
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -12,9 +14,27 @@ from rest_framework.views import APIView
 from annotation.access import access_project, projects_of, require_project_creator
 from annotation.api_input import validated
 from annotation.models import Project, Role
-from annotation.projects.serializers import ArchiveIn, ProjectOut, ProjectSettingsIn
+from annotation.projects.members import (
+    invitation_create,
+    member_column_set,
+    member_remove,
+    member_role_set,
+    members_bulk_add,
+    parse_member_list,
+)
+from annotation.projects.serializers import (
+    AddedOut,
+    ArchiveIn,
+    InvitationIn,
+    InvitationOut,
+    MemberChangeIn,
+    MemberOut,
+    MembersIn,
+    ProjectOut,
+    ProjectSettingsIn,
+)
 from annotation.projects.settings import project_archive, project_create, project_update
-from concord.errors import ErrorOut
+from concord.errors import ErrorOut, NotFound
 
 
 def _settings(data, *, instance: Project | None = None, partial: bool = False) -> dict:
@@ -68,3 +88,67 @@ class ProjectArchiveApi(APIView):
         return Response(
             ProjectOut(project_archive(project=project, actor=request.user, archived=archived)).data
         )
+
+
+class ProjectMembersApi(APIView):
+    """GET: the members. POST: add people by username or e-mail address; new accounts get an
+    initial password, returned only in this answer. The project's admins."""
+
+    @extend_schema(responses=MemberOut(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = access_project(request.user, slug, at_least=Role.ADMIN)
+        members = project.memberships.select_related("user").order_by("user__username")
+        return Response(MemberOut(members, many=True).data)
+
+    @extend_schema(request=MembersIn, responses={201: AddedOut(many=True), 400: ErrorOut})
+    def post(self, request: Request, slug: str) -> Response:
+        project = access_project(request.user, slug, at_least=Role.ADMIN)
+        data = validated(MembersIn, request.data)
+        entries = parse_member_list("\n".join(data["people"]), "people")
+        added = members_bulk_add(
+            project=project, actor=request.user, entries=entries, role=data["role"]
+        )
+        return Response(AddedOut(added, many=True).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectMemberApi(APIView):
+    """PATCH: a member's role and/or LabelJ column. DELETE: end the membership (labels stay).
+    The project's admins; the last admin cannot be demoted or removed (409)."""
+
+    @extend_schema(request=MemberChangeIn, responses={200: MemberOut, 404: ErrorOut, 409: ErrorOut})
+    def patch(self, request: Request, slug: str, pk: int) -> Response:
+        project = access_project(request.user, slug, at_least=Role.ADMIN)
+        data = validated(MemberChangeIn, request.data)
+        with transaction.atomic():
+            membership = project.memberships.filter(pk=pk).first()
+            if "role" in data:
+                membership = member_role_set(
+                    project=project, actor=request.user, membership_id=pk, role=data["role"]
+                )
+            if "column" in data:
+                membership = member_column_set(
+                    project=project, actor=request.user, membership_id=pk, column=data["column"]
+                )
+            if membership is None:
+                raise NotFound("No such member in this project.")
+        return Response(MemberOut(membership).data)
+
+    @extend_schema(responses={204: None, 404: ErrorOut, 409: ErrorOut})
+    def delete(self, request: Request, slug: str, pk: int) -> Response:
+        project = access_project(request.user, slug, at_least=Role.ADMIN)
+        member_remove(project=project, actor=request.user, membership_id=pk)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ProjectInvitationsApi(APIView):
+    """POST: a one-time invitation link with the chosen role, valid for `days`. The project's
+    admins; the link is returned only here."""
+
+    @extend_schema(request=InvitationIn, responses={201: InvitationOut, 400: ErrorOut})
+    def post(self, request: Request, slug: str) -> Response:
+        project = access_project(request.user, slug, at_least=Role.ADMIN)
+        data = validated(InvitationIn, request.data)
+        invitation, token = invitation_create(project=project, inviter=request.user, **data)
+        url = request.build_absolute_uri(reverse("join", kwargs={"token": token}))
+        out = {"url": url, "role": invitation.role, "expires_at": invitation.expires_at}
+        return Response(InvitationOut(out).data, status=status.HTTP_201_CREATED)

@@ -12,4 +12,15 @@ urlpatterns = [
         views.ProjectArchiveApi.as_view(),
         name="api-project-archive",
     ),
+    path("projects/<slug:slug>/members/", views.ProjectMembersApi.as_view(), name="api-members"),
+    path(
+        "projects/<slug:slug>/members/<int:pk>/",
+        views.ProjectMemberApi.as_view(),
+        name="api-member",
+    ),
+    path(
+        "projects/<slug:slug>/invitations/",
+        views.ProjectInvitationsApi.as_view(),
+        name="api-invitations",
+    ),
 ]

@@ -1,7 +1,10 @@
 from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm, UsernameField
 from django.core.validators import MinValueValidator
 
-from annotation.models import Project
+from annotation.models import Project, Role
+from annotation.projects.members import INVITATION_MAX_DAYS
 from annotation.projects.settings import SETTINGS_FIELDS
 from ingest.models import Source
 from taxonomy.models import Taxonomy
@@ -46,3 +49,49 @@ class ProjectForm(forms.ModelForm):
         k = self.fields["overlap_k"]
         k.validators.append(MinValueValidator(1))  # named beside the field, not as a constraint
         k.widget.attrs["min"] = 1
+
+
+ROLE_CHOICES = Role.choices
+
+
+class InvitationForm(forms.Form):
+    role = forms.ChoiceField(choices=ROLE_CHOICES, initial=Role.VOLUNTEER)
+    days = forms.IntegerField(
+        label="Valid for (days)", min_value=1, max_value=INVITATION_MAX_DAYS, initial=7
+    )
+
+
+class MemberListForm(forms.Form):
+    people = forms.CharField(
+        label="Usernames or e-mail addresses, one a line",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+    )
+    file = forms.FileField(
+        label="…or a text file of them", required=False, help_text="UTF-8, one a line."
+    )
+    role = forms.ChoiceField(choices=ROLE_CHOICES, initial=Role.VOLUNTEER)
+
+    def clean(self):
+        data = super().clean() or {}
+        if not (data.get("people") or "").strip() and not data.get("file"):
+            raise forms.ValidationError("Paste a list or choose a file.")
+        return data
+
+
+class MemberForm(forms.Form):
+    """One member's role and LabelJ column; `remove` ends the membership."""
+
+    role = forms.ChoiceField(choices=ROLE_CHOICES)
+    column = forms.IntegerField(label="Label column", required=False, min_value=1, max_value=999)
+    action = forms.ChoiceField(choices=[("save", "Save"), ("remove", "Remove")])
+
+
+class SignUpForm(UserCreationForm):
+    """Django's sign-up form (username, password twice, the password validators), plus e-mail
+    for password resets."""
+
+    class Meta:
+        model = get_user_model()
+        fields = ("username", "email")
+        field_classes = {"username": UsernameField}

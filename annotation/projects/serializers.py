@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
-from annotation.models import Project
+from annotation.models import Project, Role
+from annotation.projects.members import BULK_MAX_LINES, INVITATION_MAX_DAYS
 from annotation.projects.settings import SETTINGS_FIELDS
 
 
@@ -26,3 +27,45 @@ class ProjectOut(serializers.ModelSerializer):
 
 class ArchiveIn(serializers.Serializer):
     archived = serializers.BooleanField(help_text="True archives the project, false restores it.")
+
+
+class MemberOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField(source="user.username")
+    email = serializers.CharField(source="user.email")
+    role = serializers.ChoiceField(choices=Role.choices)
+    column = serializers.IntegerField(allow_null=True, help_text="N of LabelN in study files.")
+
+
+class MembersIn(serializers.Serializer):
+    people = serializers.ListField(
+        child=serializers.CharField(max_length=254),
+        max_length=BULK_MAX_LINES,
+        help_text="Usernames or e-mail addresses.",
+    )
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.VOLUNTEER)
+
+
+class AddedOut(serializers.Serializer):
+    username = serializers.CharField()
+    email = serializers.CharField()
+    password = serializers.CharField(
+        allow_null=True, help_text="Initial password of a new account, shown only here."
+    )
+    already_member = serializers.BooleanField()
+
+
+class MemberChangeIn(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices, required=False)
+    column = serializers.IntegerField(min_value=1, max_value=999, allow_null=True, required=False)
+
+
+class InvitationIn(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.VOLUNTEER)
+    days = serializers.IntegerField(min_value=1, max_value=INVITATION_MAX_DAYS, default=7)
+
+
+class InvitationOut(serializers.Serializer):
+    url = serializers.CharField(help_text="The one-time link; it is not stored, shown only here.")
+    role = serializers.ChoiceField(choices=Role.choices)
+    expires_at = serializers.DateTimeField()

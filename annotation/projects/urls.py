@@ -3,13 +3,25 @@ creating a project, its settings and archiving it."""
 
 from django.urls import path
 
-from annotation.projects import views
+from annotation.projects import member_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("new-project/", views.project_create_page, name="project-create"),
     path("projects/<slug:slug>/settings/", views.project_edit_page, name="project-edit"),
     path("projects/<slug:slug>/archive/", views.project_archive_page, name="project-archive"),
+    path(
+        "projects/<slug:slug>/members/", member_views.project_members_page, name="project-members"
+    ),
+    path(
+        "projects/<slug:slug>/members/invite/", member_views.project_invite, name="project-invite"
+    ),
+    path(
+        "projects/<slug:slug>/members/<int:pk>/",
+        member_views.project_member_change,
+        name="project-member-change",
+    ),
+    path("join/<str:token>/", member_views.join, name="join"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path(
         "projects/<slug:slug>/items/from-source/",
