@@ -560,3 +560,43 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"invitation to {self.project} as {self.role}"
+
+
+class LabelImportJob(models.Model):
+    """Study label files uploaded in the browser, imported in the background one file at a time
+    (annotation.projects.label_imports); claimed, beating and swept like every job
+    (annotation.jobs). Each file is all-or-nothing, and importing a file again changes nothing,
+    so a rerun after a killed worker is harmless."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="label_imports")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    refuse_repeats = models.BooleanField(
+        default=False, help_text="Refuse a file that repeats an Issue_URL instead of skipping."
+    )
+    files = models.JSONField(
+        default=list, help_text="[{name, stored}]: each upload's name and where it was saved."
+    )
+    report = models.JSONField(
+        default=list, help_text="Per file: counts, skipped repeats, or the errors by line."
+    )
+    files_done = models.PositiveIntegerField(default=0)
+    status = models.CharField(
+        max_length=10, choices=ExportStatus.choices, default=ExportStatus.QUEUED
+    )
+    error = models.TextField(blank=True, help_text="Why the job failed, in words.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"label import {self.pk} into {self.project.slug} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (ExportStatus.QUEUED, ExportStatus.RUNNING)

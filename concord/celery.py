@@ -9,3 +9,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "concord.settings")
 app = Celery("concord")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.autodiscover_tasks(["annotation.projects"])  # issue 14: label-file imports

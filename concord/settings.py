@@ -287,4 +287,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": JOB_SWEEP_SECONDS,
     },
     "export-files-expire": {"task": "annotation.tasks.export_files_expire", "schedule": 86_400},
+    "label-imports-resume-stale": {  # issue 14
+        "task": "annotation.projects.tasks.label_imports_resume_stale",
+        "schedule": JOB_SWEEP_SECONDS,
+    },
 }

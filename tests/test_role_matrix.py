@@ -72,6 +72,10 @@ RULES: dict[str, Rule] = {
     "api-member": Rule("admin", method="patch", kwargs="membership"),
     "api-invitations": Rule("admin", method="post", kwargs="project"),
     "join": Rule("public", kwargs="invitation"),
+    "project-label-imports": Rule("admin", kwargs="project"),
+    "project-label-import": Rule("admin", kwargs="label_import"),
+    "api-label-imports": Rule("admin", method="post", kwargs="project"),
+    "api-label-import": Rule("admin", kwargs="label_import"),
     "password_change": Rule("signed-in"),
     "password_change_done": Rule("signed-in"),
     "password_reset": Rule("public"),
@@ -225,6 +229,21 @@ def invitation_token(project, personas) -> str:
     return invitation_create(project=project, inviter=personas["admin"])[1]
 
 
+def label_import(project, personas) -> int:
+    """A finished label import of one small file, so its page has a report to show."""
+    from annotation.projects.label_imports import Upload, label_import_queue, label_import_run
+
+    text = b"Issue_URL,Label1,Final_Label\nhttps://github.com/NVIDIA/Megatron-LM/issues/9,C.1,C.1\n"
+    queued = label_import_queue(
+        project=project,
+        user=personas["admin"],
+        uploads=[Upload("a.csv", text)],
+        refuse_repeats=False,
+        enqueue=False,
+    )
+    return label_import_run(job_id=queued.job.pk).pk
+
+
 @pytest.fixture
 def world(personas, project, settings, tmp_path):
     return role_world(personas, project, settings, tmp_path)
@@ -260,6 +279,7 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
             "pk": project.memberships.get(user=personas["volunteer_b"]).pk,
         },
         "invitation": {"token": invitation_token(project, personas)},
+        "label_import": {"slug": project.slug, "pk": label_import(project, personas)},
         "password_reset": {"uidb64": "MQ", "token": "set-password"},
         "": {},
     }

@@ -7,13 +7,21 @@ from django.db import transaction
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import access_project, projects_of, require_project_creator
 from annotation.api_input import validated
-from annotation.models import Project, Role
+from annotation.models import LabelImportJob, Project, Role
+from annotation.projects.label_imports import (
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    Upload,
+    label_import_progress,
+    label_import_queue,
+)
 from annotation.projects.members import (
     invitation_create,
     member_column_set,
@@ -27,6 +35,8 @@ from annotation.projects.serializers import (
     ArchiveIn,
     InvitationIn,
     InvitationOut,
+    LabelFilesIn,
+    LabelImportOut,
     MemberChangeIn,
     MemberOut,
     MembersIn,
@@ -115,7 +125,7 @@ class ProjectMemberApi(APIView):
     """PATCH: a member's role and/or LabelJ column. DELETE: end the membership (labels stay).
     The project's admins; the last admin cannot be demoted or removed (409)."""
 
-    @extend_schema(request=MemberChangeIn, responses={200: MemberOut, 404: ErrorOut, 409: ErrorOut})
+    @extend_schema(request=MemberChangeIn, responses={200: MemberOut, 400: ErrorOut, 409: ErrorOut})
     def patch(self, request: Request, slug: str, pk: int) -> Response:
         project = access_project(request.user, slug, at_least=Role.ADMIN)
         data = validated(MemberChangeIn, request.data)
@@ -133,7 +143,7 @@ class ProjectMemberApi(APIView):
                 raise NotFound("No such member in this project.")
         return Response(MemberOut(membership).data)
 
-    @extend_schema(responses={204: None, 404: ErrorOut, 409: ErrorOut})
+    @extend_schema(responses={204: None, 409: ErrorOut})
     def delete(self, request: Request, slug: str, pk: int) -> Response:
         project = access_project(request.user, slug, at_least=Role.ADMIN)
         member_remove(project=project, actor=request.user, membership_id=pk)
@@ -152,3 +162,50 @@ class ProjectInvitationsApi(APIView):
         url = request.build_absolute_uri(reverse("join", kwargs={"token": token}))
         out = {"url": url, "role": invitation.role, "expires_at": invitation.expires_at}
         return Response(InvitationOut(out).data, status=status.HTTP_201_CREATED)
+
+
+def _label_import_out(job: LabelImportJob) -> dict:
+    data = {
+        field: getattr(job, field)
+        for field in ("id", "status", "is_active", "refuse_repeats", "files", "files_done")
+    }
+    data |= {"report": job.report, "error": job.error, "created_at": job.created_at}
+    data |= {"finished_at": job.finished_at, "progress": label_import_progress(job)}
+    return LabelImportOut(data).data
+
+
+class LabelImportsApi(APIView):
+    """Upload study label files (multipart `files`, repeated) to import in the background;
+    202 with the job, whose URL reports progress and, at the end, the per-file report. The
+    project's admins."""
+
+    parser_classes = [MultiPartParser]
+    max_body_bytes = MAX_FILES * MAX_FILE_BYTES
+
+    @extend_schema(
+        request={"multipart/form-data": LabelFilesIn},
+        responses={202: LabelImportOut, 400: ErrorOut},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = access_project(request.user, slug, at_least=Role.ADMIN)
+        data = validated(LabelFilesIn, request.data)
+        uploads = [Upload(f.name, f.read()) for f in data["files"]]
+        queued = label_import_queue(
+            project=project,
+            user=request.user,
+            uploads=uploads,
+            refuse_repeats=data["refuse_repeats"],
+        )
+        return Response(_label_import_out(queued.job), status=status.HTTP_202_ACCEPTED)
+
+
+class LabelImportApi(APIView):
+    """A label import's progress and per-file report. The project's admins."""
+
+    @extend_schema(responses=LabelImportOut)
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        project = access_project(request.user, slug, at_least=Role.ADMIN)
+        job = project.label_imports.filter(pk=pk).first()
+        if job is None:
+            raise NotFound("No such label import in this project.")
+        return Response(_label_import_out(job))

@@ -23,4 +23,14 @@ urlpatterns = [
         views.ProjectInvitationsApi.as_view(),
         name="api-invitations",
     ),
+    path(
+        "projects/<slug:slug>/label-files/",
+        views.LabelImportsApi.as_view(),
+        name="api-label-imports",
+    ),
+    path(
+        "projects/<slug:slug>/label-files/<int:pk>/",
+        views.LabelImportApi.as_view(),
+        name="api-label-import",
+    ),
 ]

@@ -95,3 +95,32 @@ class SignUpForm(UserCreationForm):
         model = get_user_model()
         fields = ("username", "email")
         field_classes = {"username": UsernameField}
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """One or more files; cleans to a list."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput(attrs={"accept": ".csv,text/csv"}))
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        if isinstance(data, list | tuple):
+            return [super(MultipleFileField, self).clean(d, initial) for d in data]
+        return [super().clean(data, initial)]
+
+
+class LabelFilesForm(forms.Form):
+    label_files = MultipleFileField(
+        label="Study label files",
+        help_text="Issue_URL,Label1..LabelN,Final_Label; UTF-8. Each file is all-or-nothing.",
+    )
+    refuse_repeats = forms.BooleanField(
+        label="Refuse a file that repeats an Issue_URL",
+        required=False,
+        help_text="Otherwise the first row is kept and each repeat is skipped and reported.",
+    )

@@ -69,3 +69,34 @@ class InvitationOut(serializers.Serializer):
     url = serializers.CharField(help_text="The one-time link; it is not stored, shown only here.")
     role = serializers.ChoiceField(choices=Role.choices)
     expires_at = serializers.DateTimeField()
+
+
+class LabelFilesIn(serializers.Serializer):
+    files = serializers.ListField(
+        child=serializers.FileField(), help_text="Study label files (multipart, repeat the field)."
+    )
+    refuse_repeats = serializers.BooleanField(default=False)
+
+
+class ProgressOut(serializers.Serializer):
+    fraction = serializers.FloatField()
+    step = serializers.CharField()
+
+
+class LabelImportOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    is_active = serializers.BooleanField()
+    refuse_repeats = serializers.BooleanField()
+    files = serializers.ListField(child=serializers.DictField(), help_text="[{name, stored}]")
+    files_done = serializers.IntegerField()
+    report = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Per file: name, ok, and rows/items_created/annotations_created/"
+        "resolutions_created/repeats [{line, first_line, labels_differ}], or errors "
+        "[{line, column, message}].",
+    )
+    error = serializers.CharField()
+    progress = ProgressOut()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)

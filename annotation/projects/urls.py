@@ -3,7 +3,7 @@ creating a project, its settings and archiving it."""
 
 from django.urls import path
 
-from annotation.projects import member_views, views
+from annotation.projects import label_import_views, member_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -22,6 +22,16 @@ urlpatterns = [
         name="project-member-change",
     ),
     path("join/<str:token>/", member_views.join, name="join"),
+    path(
+        "projects/<slug:slug>/label-files/",
+        label_import_views.project_label_imports_page,
+        name="project-label-imports",
+    ),
+    path(
+        "projects/<slug:slug>/label-files/<int:pk>/",
+        label_import_views.project_label_import_page,
+        name="project-label-import",
+    ),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path(
         "projects/<slug:slug>/items/from-source/",

@@ -17,21 +17,15 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
+from annotation.jobs import job_beat, job_claim, job_finish, jobs_stale, queued_step
 from annotation.models import ExportJob, ExportStatus, Project
 from annotation.reporting.exports import ExportOptions, export_count, export_options, export_to_file
 from concord.errors import ConcordError
 from concord.tasks import send
 
 logger = logging.getLogger(__name__)
-
-
-NOT_TAKEN = (
-    "Queued {waited} ago and no worker has taken it: the task queue (Redis) or the workers"
-    " may be down. Nothing is lost; it starts by itself once they are back."
-)
 
 
 def export_dir() -> Path:
@@ -80,14 +74,7 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
     """Write the job's file and mark it done, or failed with the reason. A job already done or
     failed is left alone, and so is one another worker is writing (a duplicate delivery); a
     queued one, or a running one whose heartbeat stopped (its worker died), is (re)started."""
-    now = timezone.now()
-    claimed = (
-        ExportJob.objects.filter(pk=job_id)
-        .filter(_unattended(now - timedelta(seconds=settings.JOB_STALE_SECONDS), queued_since=None))
-        .update(
-            status=ExportStatus.RUNNING, started_at=now, heartbeat_at=now, rows_written=0, error=""
-        )
-    )
+    claimed = job_claim(ExportJob, job_id, rows_written=0)
     job = ExportJob.objects.select_related("project__taxonomy").filter(pk=job_id).first()
     if not claimed or job is None:
         return job
@@ -99,9 +86,7 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
             job.project,
             options,
             export_dir() / name,
-            progress=lambda n: ExportJob.objects.filter(pk=job_id).update(
-                rows_written=n, heartbeat_at=timezone.now()
-            ),
+            progress=lambda n: job_beat(ExportJob, job_id, rows_written=n),
         )
     except ConcordError as exc:  # e.g. a filter's type retired from the taxonomy since
         return _fail(job, exc.message)
@@ -111,28 +96,14 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
     except Exception:
         logger.exception("export %s failed", job_id)
         return _fail(job, "The export stopped on an unexpected error; the worker log has details.")
-    ExportJob.objects.filter(pk=job_id).update(
-        status=ExportStatus.DONE, rows_written=rows, file=name, finished_at=timezone.now()
-    )
+    job_finish(ExportJob, job_id, rows_written=rows, file=name)
     job.refresh_from_db()
     return job
 
 
 def export_jobs_stale() -> list[int]:
-    """Jobs nobody is working on: queued for a while (never sent, or the message was lost) or
-    running without a heartbeat (a killed worker). The sweep sends them again."""
-    limit = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS)
-    stale = ExportJob.objects.filter(_unattended(limit, queued_since=limit))
-    return sorted(stale.values_list("pk", flat=True))
-
-
-def _unattended(limit, *, queued_since) -> Q:
-    """Queued (before `queued_since`, if given), or running with no heartbeat since `limit`."""
-    queued = Q(status=ExportStatus.QUEUED)
-    if queued_since is not None:
-        queued &= Q(created_at__lt=queued_since)
-    silent = Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=limit)
-    return queued | (Q(status=ExportStatus.RUNNING) & silent)
+    """Exports nobody is working on (annotation.jobs.jobs_stale); the sweep sends them again."""
+    return jobs_stale(ExportJob)
 
 
 def export_files_expire() -> int:
@@ -155,9 +126,7 @@ def _remove_leftovers(name: str) -> None:
 
 
 def _fail(job: ExportJob, message: str) -> ExportJob:
-    ExportJob.objects.filter(pk=job.pk).update(
-        status=ExportStatus.FAILED, error=message, file="", finished_at=timezone.now()
-    )
+    job_finish(ExportJob, job.pk, error=message, file="")
     job.refresh_from_db()
     return job
 
@@ -188,12 +157,9 @@ def export_job_progress(job: ExportJob) -> dict:
         return {"fraction": 1.0, "step": f"Done: {job.rows_written:,} rows written."}
     if job.status == ExportStatus.FAILED:
         return {"fraction": 0.0, "step": f"Failed: {job.error}"}
-    if job.status == ExportStatus.QUEUED:
-        waited = (timezone.now() - job.created_at).total_seconds()
-        if waited > settings.JOB_STALE_SECONDS:
-            ago = f"{waited:.0f} s" if waited < 120 else f"{waited / 60:.0f} min"
-            return {"fraction": 0.0, "step": NOT_TAKEN.format(waited=ago)}
-        return {"fraction": 0.0, "step": "Queued: waiting for a worker."}
+    queued = queued_step(job)
+    if queued is not None:
+        return queued
     fraction = min(job.rows_written / total, 0.99) if total else 0.0
     about = f" of about {total:,}" if total is not None else ""
     return {"fraction": fraction, "step": f"Writing: {job.rows_written:,}{about} rows."}
