@@ -408,6 +408,7 @@ class Action(models.TextChoices):
     IMPORT = "import", "Imported labels"
     PROJECT = "project", "Changed the project's settings"  # issue 14
     MEMBERS = "members", "Changed the project's members"  # issue 14
+    TAXONOMY = "taxonomy", "Changed the taxonomy"  # issue 14
 
 
 class AuditEvent(models.Model):

@@ -28,6 +28,9 @@ ALLOWED = {
     "lead": {"lead", "admin", "staff"},
     "admin": {"admin", "staff"},
     "staff": {"staff"},
+    # taxonomy curation: a lead or admin of any project using the taxonomy (the outsider leads
+    # another project on the same taxonomy), and staff
+    "curator": {"outsider", "lead", "admin", "staff"},
 }
 
 
@@ -72,6 +75,9 @@ RULES: dict[str, Rule] = {
     "api-member": Rule("admin", method="patch", kwargs="membership"),
     "api-invitations": Rule("admin", method="post", kwargs="project"),
     "join": Rule("public", kwargs="invitation"),
+    "taxonomy-upload": Rule("curator"),
+    "taxonomy-node-edit": Rule("curator", kwargs="node"),
+    "taxonomy-node-retire": Rule("curator", method="post", kwargs="node"),
     "project-label-imports": Rule("admin", kwargs="project"),
     "project-label-import": Rule("admin", kwargs="label_import"),
     "api-label-imports": Rule("admin", method="post", kwargs="project"),

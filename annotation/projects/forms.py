@@ -124,3 +124,25 @@ class LabelFilesForm(forms.Form):
         required=False,
         help_text="Otherwise the first row is kept and each repeat is skipped and reported.",
     )
+
+
+class TaxonomyUploadForm(forms.Form):
+    name = forms.CharField(max_length=200, help_text="e.g. LLM challenges")
+    version = forms.CharField(max_length=50, help_text="A version not used yet for this name.")
+    tree = forms.FileField(
+        label="Taxonomy CSV", help_text="code,level,parent,name[,study_name,description]"
+    )
+    details = MultipleFileField(
+        label="Detail files",
+        required=False,
+        help_text="Optional: rootcause,subcategory,symptoms (symptoms, intents, expectations).",
+    )
+
+
+class NodeEditForm(forms.Form):
+    definition = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
+    examples = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8}),
+        help_text="One example a line.",
+    )

@@ -3,7 +3,7 @@ creating a project, its settings and archiving it."""
 
 from django.urls import path
 
-from annotation.projects import label_import_views, member_views, views
+from annotation.projects import label_import_views, member_views, taxonomy_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -22,6 +22,15 @@ urlpatterns = [
         name="project-member-change",
     ),
     path("join/<str:token>/", member_views.join, name="join"),
+    path("taxonomy-admin/upload/", taxonomy_views.taxonomy_upload_page, name="taxonomy-upload"),
+    path(
+        "taxonomy-admin/nodes/<int:pk>/", taxonomy_views.node_edit_page, name="taxonomy-node-edit"
+    ),
+    path(
+        "taxonomy-admin/nodes/<int:pk>/retire/",
+        taxonomy_views.node_retire_page,
+        name="taxonomy-node-retire",
+    ),
     path(
         "projects/<slug:slug>/label-files/",
         label_import_views.project_label_imports_page,
