@@ -37,6 +37,7 @@ from annotation.models import (
     Role,
 )
 from annotation.project_nodes import project_nodes
+from annotation.projects.services import entry_stage
 from concord.errors import ConcordError, RowError, utf8_text
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
 from ingest.services import insert_rows, issues_ensure
@@ -323,7 +324,7 @@ def _create_items(
     gives it by the rule live labeling uses (lifecycle.item_outcome): k unanimous labels without a
     Final_Label are final through a unanimous resolution, as the k-th live label would make
     them. One INSERT at study scale instead of an insert and an update per item."""
-    initial = Item._meta.get_field("stage").get_default()
+    initial = entry_stage(project)  # rows without labels: open when the project does not screen
     outcomes: dict[int, tuple[int, Outcome]] = {}
     for row, issue_id in zip(rows, issue_of_row, strict=True):
         if issue_id in old_items or issue_id in outcomes:

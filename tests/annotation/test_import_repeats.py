@@ -149,3 +149,13 @@ def test_command_reports_repeats_and_refuses_on_request(project, tmp_path, capsy
     assert "2 rows, 2 new items, 4 new labels, 2 new resolutions, 3 repeated rows skipped" in out
     assert f"{path}: line 6: skipped, repeats line 4 with different labels" in out
     assert Resolution.objects.filter(item__project=project).count() == 2
+
+
+def test_rows_without_labels_enter_as_the_project_says(project, tmp_path):
+    """A file may only list issues (no label yet): they are open for labeling in a project that
+    does not screen, and candidates to screen in one that does, as items added from a source."""
+    path = write(tmp_path, HEADER + f"{MEGATRON}5,,,\n")
+    project.screening_enabled = False
+    project.save()
+    study_labels_import(project=project, path=path)
+    assert project.items.get().stage == "open"
