@@ -20,7 +20,7 @@ from django.db import transaction
 from annotation.jobs import job_beat, job_claim, job_finish, jobs_stale, queued_step
 from annotation.models import ExportStatus, LabelImportJob, Project
 from annotation.projects.importers import ImportFailed, study_labels_import_bytes
-from concord.errors import ConcordError
+from concord.errors import ConcordError, Conflict
 from concord.tasks import send
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,10 @@ class LabelImportQueued:
 def label_import_queue(
     *, project: Project, user, uploads: list[Upload], refuse_repeats: bool, enqueue: bool = True
 ) -> LabelImportQueued:
-    """Save the files and queue the job; its task is sent after the transaction commits."""
+    """Save the files and queue the job; its task is sent after the transaction commits. An
+    archived project is read only: nothing is imported into it."""
+    if project.archived_at is not None:
+        raise Conflict(f"{project.name} is archived: it is read only; restore it to import.")
     uploads_check(uploads)
     folder = label_import_dir() / uuid.uuid4().hex
     folder.mkdir(parents=True)

@@ -117,8 +117,8 @@ class Added:
 
 def parse_member_list(text: str, name: str) -> list[tuple[str, str]]:
     """(username, e-mail) per non-blank line of a pasted or uploaded list: a line is a username
-    or an e-mail address (whose part before @ becomes the username unless that is taken by
-    another e-mail). Bad lines are RowErrors naming the line; all of them at once."""
+    or an e-mail address (then also the username, so two people never share one by accident).
+    Lines starting with # are comments. Bad lines are RowErrors naming the line; all at once."""
     entries: list[tuple[str, str]] = []
     errors: list[RowError] = []
     seen: set[str] = set()

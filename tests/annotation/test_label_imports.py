@@ -150,3 +150,14 @@ def test_a_real_worker_imports_an_upload(
     assert [entry["ok"] for entry in done.report] == [True, True]
     assert done.files_done == 2
     assert project.items.count() == 82
+
+
+def test_an_archived_project_takes_no_label_file(client, personas, project, var_dir):
+    from annotation.projects.settings import project_archive
+
+    project_archive(project=project, actor=personas["admin"], archived=True)
+    client.force_login(personas["admin"])
+    upload = SimpleUploadedFile("m.csv", REPEATING)
+    page = client.post(f"/projects/{project.slug}/label-files/", {"label_files": [upload]})
+    assert "archived" in page.content.decode()
+    assert not LabelImportJob.objects.exists()
