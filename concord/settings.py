@@ -237,6 +237,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # One name per choice set, wherever a serializer uses it (issue 14's project and members
+    # endpoints share these with the taxonomy, pilot and export endpoints).
+    "ENUM_NAME_OVERRIDES": {
+        "LevelEnum": "taxonomy.models.Level",
+        "PilotStatusEnum": "annotation.models.PilotStatus",
+        "ExportStatusEnum": "annotation.models.ExportStatus",
+    },
 }
 
 # ---------------------------------------------------------------- i18n & static
