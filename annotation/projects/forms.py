@@ -35,7 +35,8 @@ class ProjectForm(forms.ModelForm):
     taxonomy = forms.ModelChoiceField(
         queryset=Taxonomy.objects.order_by("name", "version"),
         empty_label=None,
-        help_text="A loaded taxonomy; it cannot change once the project has labels.",
+        help_text="A loaded taxonomy (upload a new one under Taxonomy → Upload a new version); "
+        "it cannot change once the project has labels.",
     )
 
     class Meta:
