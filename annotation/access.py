@@ -82,3 +82,13 @@ def projects_of(user) -> QuerySet[Project]:
     if user.is_superuser:
         return projects
     return projects.filter(memberships__user=user).distinct()
+
+
+def may_create_projects(user) -> bool:
+    """Projects are created by site staff (who then hold the admin role everywhere)."""
+    return bool(user.is_authenticated and (user.is_staff or user.is_superuser))
+
+
+def require_project_creator(user) -> None:
+    if not may_create_projects(user):
+        raise PermissionDenied("Creating a project is for site staff.")

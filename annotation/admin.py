@@ -4,9 +4,12 @@ from annotation.models import (
     Annotation,
     AuditEvent,
     ExportJob,
+    Invitation,
     Item,
     ItemImport,
+    LabelImportJob,
     Membership,
+    MergedRepeat,
     Post,
     Project,
     ProjectNode,
@@ -199,3 +202,35 @@ class ProjectNodeAdmin(admin.ModelAdmin):
     search_fields = ("node__code", "node__name", "project__slug", "proposal__name")
     list_select_related = ("node", "project", "proposal")
     autocomplete_fields = ("project", "node", "proposal")
+
+
+# ---------------------------------------------------------------- issue 14: study setup
+
+
+@admin.register(MergedRepeat)
+class MergedRepeatAdmin(admin.ModelAdmin):
+    list_display = ("file", "line", "first_line", "labels_differ", "project", "created_at")
+    list_filter = ("labels_differ", "project")
+    search_fields = ("file", "project__slug")
+    list_select_related = ("project",)
+    autocomplete_fields = ("item",)
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    """Only the token's hash is stored: a link cannot be read back here."""
+
+    list_display = ("pk", "project", "role", "created_by", "expires_at", "used_at", "used_by")
+    list_filter = ("role", "project")
+    search_fields = ("project__slug", "created_by__username", "used_by__username")
+    list_select_related = ("project", "created_by", "used_by")
+    readonly_fields = ("token_hash", "used_at", "used_by")
+
+
+@admin.register(LabelImportJob)
+class LabelImportJobAdmin(admin.ModelAdmin):
+    list_display = ("pk", "project", "status", "files_done", "requested_by", "created_at")
+    list_filter = ("status", "project")
+    search_fields = ("project__slug", "requested_by__username", "error")
+    list_select_related = ("project", "requested_by")
+    readonly_fields = ("files", "report", "files_done", "started_at", "heartbeat_at", "error")

@@ -3,6 +3,7 @@
 from django.urls import include, path
 
 urlpatterns = [
+    path("", include("annotation.projects.api_urls")),
     path("", include("annotation.labeling.api_urls")),
     path("", include("annotation.screening.api_urls")),
     path("", include("annotation.review.api_urls")),

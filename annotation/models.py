@@ -103,6 +103,11 @@ class Project(models.Model):
     )
     guidelines = models.TextField(blank=True, help_text="Markdown shown to volunteers.")
     created_at = models.DateTimeField(auto_now_add=True)
+    archived_at = models.DateTimeField(  # issue 14
+        null=True,
+        blank=True,
+        help_text="When it was archived: read only (nothing is labeled), still exportable.",
+    )
 
     class Meta:
         constraints = [
@@ -407,6 +412,9 @@ class Action(models.TextChoices):
     PILOT = "pilot", _("Changed the pilot")
     IMPORT = "import", _("Imported labels")
     UNSKIP = "unskip", _("Took back a skip")
+    PROJECT = "project", _("Changed the project's settings")
+    MEMBERS = "members", _("Changed the project's members")
+    TAXONOMY = "taxonomy", _("Changed the taxonomy")
 
 
 class AuditEvent(models.Model):
@@ -539,3 +547,93 @@ class ItemImport(BackgroundJob):
 
     def __str__(self) -> str:
         return f"import {self.pk} of {self.name} into {self.project.slug} ({self.status})"
+
+
+# ---------------------------------------------------------------- study set-up in the app
+
+
+class MergedRepeat(models.Model):
+    """A row of a study label file skipped on import because an earlier row of the same file has
+    its issue URL (the first row is kept). Kept so Reports and the repositories export can say how
+    many source rows were merged, and their counts be matched to the files."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="merged_repeats")
+    item = models.ForeignKey(
+        Item,
+        on_delete=models.CASCADE,
+        related_name="merged_repeats",
+        help_text="The item the kept row made.",
+    )
+    file = models.CharField(max_length=300, help_text="File name, without its folder.")
+    line = models.PositiveIntegerField(help_text="Line of the skipped row.")
+    first_line = models.PositiveIntegerField(help_text="Line of the row that was kept.")
+    labels_differ = models.BooleanField(
+        help_text="Whether any label of the skipped row differs from the kept row's."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "file", "line"], name="merged_repeat_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.file} line {self.line} (repeats line {self.first_line})"
+
+
+class Invitation(models.Model):
+    """A one-time link that makes whoever opens it (signing up first if need be) a member of the
+    project with the role the inviter chose. Only the token's SHA-256 is stored: the link is shown
+    once, to the inviter."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VOLUNTEER)
+    token_hash = models.CharField(
+        max_length=64, unique=True, help_text="SHA-256 (hex) of the link's token."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(help_text="The link no longer works after this.")
+    used_at = models.DateTimeField(null=True, blank=True, help_text="When the link was used.")
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who joined with it.",
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.project} as {self.role}"
+
+
+class LabelImportJob(BackgroundJob):
+    """Study label files uploaded in the browser, imported in the background one file at a time
+    (annotation.projects.label_imports); claimed, beating and swept like every job
+    (annotation.jobs). Each file is all-or-nothing, and importing a file again changes nothing,
+    so a rerun after a killed worker is harmless."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="label_imports")
+    refuse_repeats = models.BooleanField(
+        default=False, help_text="Refuse a file that repeats an Issue_URL instead of skipping."
+    )
+    files = models.JSONField(
+        default=list, help_text="[{name, stored}]: each upload's name and where it was saved."
+    )
+    report = models.JSONField(
+        default=list, help_text="Per file: counts, skipped repeats, or the errors by line."
+    )
+    files_done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, help_text="Why the job failed, in words.")
+
+    class Meta(BackgroundJob.Meta):
+        pass
+
+    def __str__(self) -> str:
+        return f"label import {self.pk} into {self.project.slug} ({self.status})"

@@ -5,23 +5,30 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from annotation.projects.tasks import item_import_run
+from annotation.projects.tasks import item_import_run, label_import_run
 from annotation.reporting.tasks import export_files_expire, export_job_run
 from concord.tasks import send, send_each
 
-__all__ = ["export_files_expire", "export_job_run", "item_import_run", "jobs_resume_stale"]
+__all__ = [
+    "export_files_expire",
+    "export_job_run",
+    "item_import_run",
+    "jobs_resume_stale",
+    "label_import_run",
+]
 
 
 @shared_task
 def jobs_resume_stale() -> dict[str, list[int]]:
-    """Send again the jobs nobody is working on, exports and item imports (beat runs this; so
-    does each worker on start)."""
+    """Send again the jobs nobody is working on: exports, item imports and label-file imports
+    (beat runs this; so does each worker on start)."""
     from annotation.jobs import jobs_stale
-    from annotation.models import ExportJob, ItemImport
+    from annotation.models import ExportJob, ItemImport, LabelImportJob
 
     return {
         "exports": send_each(export_job_run, jobs_stale(ExportJob)),
         "item_imports": send_each(item_import_run, jobs_stale(ItemImport)),
+        "label_imports": send_each(label_import_run, jobs_stale(LabelImportJob)),
     }
 
 

@@ -118,6 +118,18 @@ if RUNNING_TESTS:  # hashing cost buys nothing in tests and slows every persona 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+# Password-reset mail (issue 14): printed to the console unless EMAIL_URL names an SMTP server,
+# e.g. smtp+tls://user:password@smtp.example.org:587 (django-environ's email URL).
+_EMAIL = env.email_url("EMAIL_URL", default="consolemail://")
+EMAIL_BACKEND = _EMAIL["EMAIL_BACKEND"]
+EMAIL_HOST = _EMAIL.get("EMAIL_HOST") or "localhost"
+EMAIL_PORT = _EMAIL.get("EMAIL_PORT") or 25
+EMAIL_HOST_USER = _EMAIL.get("EMAIL_HOST_USER") or ""
+EMAIL_HOST_PASSWORD = _EMAIL.get("EMAIL_HOST_PASSWORD") or ""
+EMAIL_USE_TLS = bool(_EMAIL.get("EMAIL_USE_TLS"))
+EMAIL_USE_SSL = bool(_EMAIL.get("EMAIL_USE_SSL"))
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="concord@localhost")
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600)
 # Failed sign-ins allowed per username and per client address before a pause.
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env.int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", default=50)
@@ -232,8 +244,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # Export jobs and item imports share their statuses: one enum, named for what it is.
-    "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "annotation.models.JobStatus"},
+    # One name per choice set, wherever a serializer uses it: export jobs, item and label-file
+    # imports share their statuses; project, members, taxonomy and pilot endpoints share these.
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "annotation.models.JobStatus",
+        "LevelEnum": "taxonomy.models.Level",
+        "PilotStatusEnum": "annotation.models.PilotStatus",
+    },
 }
 
 # ---------------------------------------------------------------- i18n & static

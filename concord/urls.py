@@ -21,6 +21,29 @@ urlpatterns = [
     path("accounts/api-token/", api_token_page, name="api-token"),
     # The top bar's language switch: a CSRF-checked POST that sets the language cookie.
     path("i18n/setlang/", set_language, name="set_language"),
+    # issue 14: own password change, and reset by e-mail (Django's views, Concord's templates)
+    path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path(
+        "accounts/password/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+    path("accounts/reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path(
+        "accounts/reset/sent/",
+        auth_views.PasswordResetDoneView.as_view(),
+        name="password_reset_done",
+    ),
+    path(
+        "accounts/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "accounts/reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
     path("admin/login/", ThrottledLoginView.as_view()),
     path("admin/", admin.site.urls),
     path("api/", include(api)),

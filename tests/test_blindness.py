@@ -19,7 +19,13 @@ from annotation.models import Stage
 from annotation.review.proposals import proposal_create
 from tests.annotation.labeling_helpers import items, label, node
 from tests.factories import MembershipFactory, UserFactory
-from tests.test_role_matrix import ALLOWED, RULES, finished_export, open_proposal
+from tests.test_role_matrix import (
+    ALLOWED,
+    RULES,
+    finished_export,
+    invitation_token,
+    open_proposal,
+)
 
 User = get_user_model()
 SECRET = "SECRET-SUMMARY-OF-ANOTHER-VOLUNTEER"
@@ -44,6 +50,8 @@ def url_objects(project, personas, settings, tmp_path, item) -> dict[str, dict]:
         "export": {"slug": project.slug, "export_format": "study"},
         "export_job": {"slug": project.slug, "pk": finished_export(project, settings, tmp_path)},
         "report_chart": {"slug": project.slug, "name": "confusion"},
+        "invitation": {"token": invitation_token(project, personas)},
+        "password_reset": {"uidb64": "MQ", "token": "set-password"},
         "": {},
     }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
@@ -66,6 +67,17 @@ def refused_naming(response, field: str, status: int = 400) -> None:
         ("item-reopen", "item", "lead", {"reason": "again\x00"}, "reason"),
         ("proposal-new", "project", "volunteer", {"name": "New\x00", "reason": "x"}, "name"),
         ("set_language", "", "volunteer", {"language": "zh-hans", "next": "/\x00"}, "next"),
+        # issue 14: project settings, members, taxonomy curation
+        ("project-edit", "project", "admin", {"name": "Study\x00", "slug": "study"}, "name"),
+        ("project-members", "project", "admin", {"people": "wang\x00", "role": "lead"}, "people"),
+        ("project-invite", "project", "admin", {"role": "lead\x00", "days": "3"}, "role"),
+        (
+            "taxonomy-node-edit",
+            "node",
+            "lead",
+            {"definition": "x\x00", "examples": ""},
+            "definition",
+        ),
     ],
 )
 def test_nul_in_a_form_field_is_refused_naming_it(client, world, route, item, who, data, field):
@@ -107,6 +119,7 @@ def test_nul_in_a_query_parameter_is_refused_naming_it(client, world, route, kwa
 def test_nul_or_lone_surrogate_in_a_json_body_is_refused_naming_the_member(
     client, world, body, field
 ):
+    """(The members API, issue 14, is checked below with the same parser.)"""
     _, people = world
     client.force_login(people["staff"])
     before = stored()
@@ -323,3 +336,13 @@ def test_language_switch_never_redirects_off_the_site_and_ignores_unknown_langua
         unknown.cookies.get("django_language") is None
         or unknown.cookies["django_language"].value != "xx-evil"
     )
+
+
+def test_nul_in_the_members_api_body_is_refused_naming_the_member(client, world):
+    _, people = world
+    client.force_login(people["admin"])
+    users = get_user_model().objects.count()
+    body = '{"people": ["ok", "bad\\u0000"], "role": "volunteer"}'
+    response = client.post("/api/projects/study/members/", body, content_type="application/json")
+    refused_naming(response, "people[1]")
+    assert get_user_model().objects.count() == users

@@ -28,6 +28,9 @@ ALLOWED = {
     "lead": {"lead", "admin", "staff"},
     "admin": {"admin", "staff"},
     "staff": {"staff"},
+    # taxonomy curation: a lead or admin of any project using the taxonomy (the outsider leads
+    # another project on the same taxonomy), and staff
+    "curator": {"outsider", "lead", "admin", "staff"},
 }
 
 
@@ -58,6 +61,34 @@ RULES: dict[str, Rule] = {
     "home": Rule("signed-in"),
     "project-detail": Rule("volunteer", kwargs="project"),
     "project-items-from-source": Rule("lead", kwargs="project"),
+    "project-create": Rule("staff"),
+    "project-edit": Rule("admin", kwargs="project"),
+    "project-archive": Rule("admin", method="post", kwargs="project"),
+    "api-projects": Rule("signed-in"),
+    "api-project": Rule("volunteer", kwargs="project"),
+    "api-project-archive": Rule("admin", method="post", kwargs="project"),
+    # members (annotation/projects/member_views.py, api.py): the project's admins; the join page
+    # an invitation link opens is public (it signs people up); password pages are Django's
+    "project-members": Rule("admin", kwargs="project"),
+    "project-invite": Rule("admin", method="post", kwargs="project"),
+    "project-member-change": Rule("admin", method="post", kwargs="membership"),
+    "api-members": Rule("admin", kwargs="project"),
+    "api-member": Rule("admin", method="patch", kwargs="membership"),
+    "api-invitations": Rule("admin", method="post", kwargs="project"),
+    "join": Rule("public", kwargs="invitation"),
+    "taxonomy-upload": Rule("curator"),
+    "taxonomy-node-edit": Rule("curator", kwargs="node"),
+    "taxonomy-node-retire": Rule("curator", method="post", kwargs="node"),
+    "project-label-imports": Rule("admin", kwargs="project"),
+    "project-label-import": Rule("admin", kwargs="label_import"),
+    "api-label-imports": Rule("admin", method="post", kwargs="project"),
+    "api-label-import": Rule("admin", kwargs="label_import"),
+    "password_change": Rule("signed-in"),
+    "password_change_done": Rule("signed-in"),
+    "password_reset": Rule("public"),
+    "password_reset_done": Rule("public"),
+    "password_reset_confirm": Rule("public", kwargs="password_reset"),
+    "password_reset_complete": Rule("public"),
     "project-agreement": Rule("lead", kwargs="project"),
     "project-agreement-chart": Rule("lead", kwargs="project"),
     "api-project-agreement": Rule("lead", kwargs="project"),
@@ -216,6 +247,27 @@ def open_proposal(project, personas) -> int:
     ).pk
 
 
+def invitation_token(project, personas) -> str:
+    from annotation.projects.members import invitation_create
+
+    return invitation_create(project=project, inviter=personas["admin"])[1]
+
+
+def label_import(project, personas) -> int:
+    """A finished label import of one small file, so its page has a report to show."""
+    from annotation.projects.label_imports import Upload, label_import_queue, label_import_run
+
+    text = b"Issue_URL,Label1,Final_Label\nhttps://github.com/NVIDIA/Megatron-LM/issues/9,C.1,C.1\n"
+    queued = label_import_queue(
+        project=project,
+        user=personas["admin"],
+        uploads=[Upload("a.csv", text)],
+        refuse_repeats=False,
+        enqueue=False,
+    )
+    return label_import_run(job_id=queued.job.pk).pk
+
+
 @pytest.fixture
 def world(personas, project, settings, tmp_path):
     return role_world(personas, project, settings, tmp_path)
@@ -247,6 +299,13 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
         "proposal": {"slug": project.slug, "pk": open_proposal(project, personas)},
         "report_chart": {"slug": project.slug, "name": "confusion"},
         "item_import": {"slug": project.slug, "pk": item_import(project)},
+        "membership": {
+            "slug": project.slug,
+            "pk": project.memberships.get(user=personas["volunteer_b"]).pk,
+        },
+        "invitation": {"token": invitation_token(project, personas)},
+        "label_import": {"slug": project.slug, "pk": label_import(project, personas)},
+        "password_reset": {"uidb64": "MQ", "token": "set-password"},
         "": {},
     }
     people = {

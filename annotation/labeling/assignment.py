@@ -51,6 +51,7 @@ class NoneReason(models.TextChoices):
 
     NOTHING_LEFT = "nothing_left", _("Nothing left to label — thank you!")
     QUOTA_REACHED = Refusal.QUOTA_REACHED.value, Refusal.QUOTA_REACHED.label
+    ARCHIVED = Refusal.ARCHIVED.value, Refusal.ARCHIVED.label
     PILOT_RUNNING = Refusal.PILOT_RUNNING.value, Refusal.PILOT_RUNNING.label
     ALL_RESERVED = (
         "all_reserved",
@@ -178,7 +179,7 @@ def next_item_claim(*, project: Project, volunteer, exclude: Sequence[int] = ())
     expired_reservations_drop(volunteer=volunteer, now=now)
     who = who_labels(project=project, volunteer=volunteer)
     blocked = next((c.refusal for c in conditions_for(who, now) if c.blocked), None)
-    if blocked is not None:  # the pilot or the quota: nothing for this volunteer anywhere
+    if blocked is not None:  # archived, the pilot or the quota: nothing for this volunteer
         return Claim(None, NoneReason(blocked.value))
     held = _held(
         project=project, volunteer=volunteer, now=now, stages=LABELABLE_STAGES, exclude=exclude

@@ -5,6 +5,7 @@ refuses an item that fails one, naming the first it fails; the volunteer's progr
 still waits for them and the empty state explains why nothing was handed out, from the same list.
 
 The conditions, in the order a refusal names them:
+- archived: nothing is labeled in an archived project (it is read only);
 - pilot: while the lead runs a pilot only the lead labels, and only pilot items;
 - quota: the volunteer has given fewer labels than the project's quota;
 - full / closed: the item is short of k labels, and open for labeling;
@@ -52,6 +53,7 @@ from annotation.models import (
     Reservation,
     Role,
     Skip,
+    Stage,
 )
 from concord.errors import Conflict
 
@@ -59,6 +61,7 @@ from concord.errors import Conflict
 class Refusal(models.TextChoices):
     """Why a volunteer may not label an item now; the label is what they are told."""
 
+    ARCHIVED = "archived", _("This project is archived: it is read only.")
     PILOT_RUNNING = (
         "pilot_running",
         _("The lead is running a pilot; labeling opens when it closes."),
@@ -130,6 +133,19 @@ def is_editable(item: Item) -> bool:
     return item.stage in LABELABLE_STAGES
 
 
+def edit_refusal(item: Item) -> str | None:
+    """Why a volunteer may not change their own label on `item` (in item.project) now, or None:
+    the project is archived, or the item is complete."""
+    if item.project.archived_at is not None:
+        return str(Refusal.ARCHIVED.label)
+    if not is_editable(item):
+        stage = Stage(item.stage).label.lower()
+        return _("This item is already %(stage)s; its labels can no longer be changed.") % {
+            "stage": stage
+        }
+    return None
+
+
 def labels_given(*, project: Project, volunteer) -> int:
     return Annotation.objects.filter(item__project=project, volunteer=volunteer).count()
 
@@ -144,6 +160,7 @@ class Who:
     pilot: str  # "off"; "lead": only pilot items; "blocked": nothing while the pilot runs
     under_quota: bool | None  # None: the project has no quota
     reserving: bool  # the project hands items out with reservations
+    archived: bool = False
 
 
 def who_labels(*, project: Project, volunteer) -> Who:
@@ -162,6 +179,7 @@ def who_labels(*, project: Project, volunteer) -> Who:
         pilot=pilot,
         under_quota=under_quota,
         reserving=project.reservation_minutes > 0,
+        archived=project.archived_at is not None,
     )
 
 
@@ -181,6 +199,8 @@ def conditions_for(
     not)."""
     mine = Q(item=OuterRef("pk"), volunteer_id=who.volunteer_id)
     conditions = []
+    if who.archived:
+        conditions.append(Condition(Refusal.ARCHIVED, False))
     if who.pilot != "off":
         pilot: bool | Callable[[], Q] = (lambda: Q(in_pilot=True)) if who.pilot == "lead" else False
         conditions.append(Condition(Refusal.PILOT_RUNNING, pilot))

@@ -10,9 +10,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.audit import audit_record
-from annotation.labeling.eligibility import LabelingRefused, is_editable, labeling_refusal
+from annotation.labeling.eligibility import LabelingRefused, edit_refusal, labeling_refusal
 from annotation.lifecycle import item_settle
-from annotation.models import Action, Annotation, Item, PilotStatus, Project, Reservation, Stage
+from annotation.models import Action, Annotation, Item, PilotStatus, Project, Reservation
 from annotation.project_nodes import node_is_foreign, with_foreign_flag
 from concord.errors import ConcordError, Conflict
 from taxonomy.models import Level, Node
@@ -177,11 +177,9 @@ def reservation_end(*, item: Item, volunteer) -> datetime | None:
 def _annotation_edit(
     *, item: Item, annotation: Annotation, node: Node, summary: str, version: int | None
 ) -> Annotation:
-    if not is_editable(item):
-        raise Conflict(
-            _("This item is already %(stage)s; its labels can no longer be changed.")
-            % {"stage": Stage(item.stage).label.lower()}
-        )
+    refusal = edit_refusal(item)
+    if refusal is not None:
+        raise Conflict(refusal)
     if version is None or int(version) != annotation.version:
         raise _stale(annotation)
     summary_check(project=item.project, summary=summary)

@@ -214,7 +214,8 @@ def label_item(request, slug: str, item_id: int):
             item=item, volunteer=request.user, node=node, summary=summary, version=version
         )
     except ValueError:
-        error, status, stored = _("The form's version is not a number; reload the page."), 400, None
+        error, status = str(_("The form's version is not a number; reload the page.")), 400
+        stored = None
     except ConcordError as exc:
         error, status = exc.message, exc.http_status
         stored = Annotation.objects.filter(item=item, volunteer=request.user).first()

@@ -1,8 +1,15 @@
 from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm, UsernameField
+from django.core.validators import MinValueValidator
 from django.utils.translation import gettext_lazy as _
 
+from annotation.models import Project, Role
+from annotation.projects.members import INVITATION_MAX_DAYS
+from annotation.projects.settings import SETTINGS_FIELDS
 from ingest.forms import uploaded_text
 from ingest.models import KeywordSet, Source
+from taxonomy.models import Taxonomy
 
 ALL, CANDIDATES = "all", "candidates"
 
@@ -44,3 +51,123 @@ class ItemsFromUrlListForm(forms.Form):
     def clean_file(self) -> tuple[str, str]:
         upload = self.cleaned_data["file"]
         return upload.name, uploaded_text(upload)
+
+
+class ProjectForm(forms.ModelForm):
+    """A project's settings (annotation.projects.settings.SETTINGS_FIELDS)."""
+
+    taxonomy = forms.ModelChoiceField(
+        queryset=Taxonomy.objects.order_by("name", "version"),
+        empty_label=None,
+        help_text="A loaded taxonomy (upload a new one under Taxonomy → Upload a new version); "
+        "it cannot change once the project has labels.",
+    )
+
+    class Meta:
+        model = Project
+        fields = list(SETTINGS_FIELDS)
+        labels = {"overlap_k": "Labels per item (k)", "quota_per_volunteer": "Quota per volunteer"}
+        widgets = {"guidelines": forms.Textarea(attrs={"rows": 10})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        k = self.fields["overlap_k"]
+        k.validators.append(MinValueValidator(1))  # named beside the field, not as a constraint
+        k.widget.attrs["min"] = 1
+
+
+ROLE_CHOICES = Role.choices
+
+
+class InvitationForm(forms.Form):
+    role = forms.ChoiceField(choices=ROLE_CHOICES, initial=Role.VOLUNTEER)
+    days = forms.IntegerField(
+        label="Valid for (days)", min_value=1, max_value=INVITATION_MAX_DAYS, initial=7
+    )
+
+
+class MemberListForm(forms.Form):
+    people = forms.CharField(
+        label="Usernames or e-mail addresses, one a line",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+    )
+    file = forms.FileField(
+        label="…or a text file of them", required=False, help_text="UTF-8, one a line."
+    )
+    role = forms.ChoiceField(choices=ROLE_CHOICES, initial=Role.VOLUNTEER)
+
+    def clean(self):
+        data = super().clean() or {}
+        if not (data.get("people") or "").strip() and not data.get("file"):
+            raise forms.ValidationError("Paste a list or choose a file.")
+        return data
+
+
+class MemberForm(forms.Form):
+    """One member's role and LabelJ column; `remove` ends the membership."""
+
+    role = forms.ChoiceField(choices=ROLE_CHOICES)
+    column = forms.IntegerField(label="Label column", required=False, min_value=1, max_value=999)
+    action = forms.ChoiceField(choices=[("save", "Save"), ("remove", "Remove")])
+
+
+class SignUpForm(UserCreationForm):
+    """Django's sign-up form (username, password twice, the password validators), plus e-mail
+    for password resets."""
+
+    class Meta:
+        model = get_user_model()
+        fields = ("username", "email")
+        field_classes = {"username": UsernameField}
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """One or more files; cleans to a list."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput(attrs={"accept": ".csv,text/csv"}))
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        if isinstance(data, list | tuple):
+            return [super(MultipleFileField, self).clean(d, initial) for d in data]
+        return [super().clean(data, initial)]
+
+
+class LabelFilesForm(forms.Form):
+    label_files = MultipleFileField(
+        label="Study label files",
+        help_text="Issue_URL,Label1..LabelN,Final_Label; UTF-8. Each file is all-or-nothing.",
+    )
+    refuse_repeats = forms.BooleanField(
+        label="Refuse a file that repeats an Issue_URL",
+        required=False,
+        help_text="Otherwise the first row is kept and each repeat is skipped and reported.",
+    )
+
+
+class TaxonomyUploadForm(forms.Form):
+    name = forms.CharField(max_length=200, help_text="e.g. LLM challenges")
+    version = forms.CharField(max_length=50, help_text="A version not used yet for this name.")
+    tree = forms.FileField(
+        label="Taxonomy CSV", help_text="code,level,parent,name[,study_name,description]"
+    )
+    details = MultipleFileField(
+        label="Detail files",
+        required=False,
+        help_text="Optional: rootcause,subcategory,symptoms (symptoms, intents, expectations).",
+    )
+
+
+class NodeEditForm(forms.Form):
+    definition = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
+    examples = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8}),
+        help_text="One example a line.",
+    )

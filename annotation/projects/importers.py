@@ -5,6 +5,11 @@ a blank cell means that volunteer gave no label. Labels are node codes at any le
 becomes the resolution, its method derived from the votes. A file is checked completely before
 anything is written, then written in one transaction: a bad file changes nothing, and importing
 the same file again changes nothing either.
+
+A later row repeating an earlier row's issue URL (the study's own files have such rows) is
+skipped: the first row is kept, and the repeat is reported with its line, the line it repeats and
+whether its labels differ, and recorded (MergedRepeat) so Reports and the repositories export can
+say how many source rows were merged. With refuse_repeats the file is refused instead.
 """
 
 from __future__ import annotations
@@ -25,12 +30,14 @@ from annotation.models import (
     Annotation,
     Item,
     Membership,
+    MergedRepeat,
     Method,
     Project,
     Resolution,
     Role,
 )
 from annotation.project_nodes import project_nodes
+from annotation.projects.services import entry_stage
 from concord.errors import ConcordError, RowError, utf8_text
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
 from ingest.services import insert_rows, issues_ensure
@@ -63,11 +70,26 @@ class StudyRow:
 
 
 @dataclass(frozen=True)
+class Repeat:
+    """A row skipped because an earlier row of the same file has its issue URL."""
+
+    line: int
+    first_line: int
+    ref: IssueRef
+    labels_differ: bool  # any LabelJ or Final_Label cell differs from the kept row
+
+    def __str__(self) -> str:
+        labels = "different labels" if self.labels_differ else "the same labels"
+        return f"line {self.line}: skipped, repeats line {self.first_line} with {labels}"
+
+
+@dataclass(frozen=True)
 class ImportReport:
     rows: int
     items_created: int
     annotations_created: int
     resolutions_created: int
+    repeats: tuple[Repeat, ...] = ()
 
 
 def volunteer_username(project: Project, column: int) -> str:
@@ -75,17 +97,33 @@ def volunteer_username(project: Project, column: int) -> str:
     return f"{project.slug}-label{column}"
 
 
-def study_labels_import(*, project: Project, path: Path) -> ImportReport:
+def study_labels_import(
+    *, project: Project, path: Path, refuse_repeats: bool = False
+) -> ImportReport:
+    return study_labels_import_bytes(
+        project=project, data=path.read_bytes(), name=str(path), refuse_repeats=refuse_repeats
+    )
+
+
+def study_labels_import_bytes(
+    *, project: Project, data: bytes, name: str, refuse_repeats: bool = False
+) -> ImportReport:
+    """Import one file's content; `name` is what errors and the repeat records call it."""
     try:
-        text = utf8_text(path.read_bytes(), str(path))
+        text = utf8_text(data, name)
     except RowError as exc:
         raise ImportFailed([exc]) from exc
-    rows, columns = parse_study_csv(project=project, text=text, name=str(path))
-    return _write(project=project, rows=rows, columns=columns, name=str(path))
+    rows, columns, repeats = parse_study_csv(
+        project=project, text=text, name=name, refuse_repeats=refuse_repeats
+    )
+    return _write(project=project, rows=rows, columns=columns, repeats=repeats, name=name)
 
 
-def parse_study_csv(*, project: Project, text: str, name: str) -> tuple[list[StudyRow], list[int]]:
-    """Check the whole file; return its rows and the LabelJ numbers, or raise ImportFailed."""
+def parse_study_csv(
+    *, project: Project, text: str, name: str, refuse_repeats: bool = False
+) -> tuple[list[StudyRow], list[int], list[Repeat]]:
+    """Check the whole file; return its rows, the LabelJ numbers and the repeated rows skipped
+    (each an error instead when `refuse_repeats`), or raise ImportFailed."""
     codes = dict(project_nodes(project).values_list("code", "pk"))  # not another project's
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
@@ -95,7 +133,8 @@ def parse_study_csv(*, project: Project, text: str, name: str) -> tuple[list[Stu
     columns = _label_columns(header, name)
     errors: list[RowError] = []
     rows: list[StudyRow] = []
-    seen: dict[IssueRef, int] = {}
+    repeats: list[Repeat] = []
+    seen: dict[IssueRef, StudyRow] = {}
     try:
         for record in reader:
             line = reader.line_num
@@ -104,18 +143,24 @@ def parse_study_csv(*, project: Project, text: str, name: str) -> tuple[list[Stu
             row = _parse_row(record, header, codes, name, line, errors)
             if row is None:
                 continue
-            if row.ref in seen:
-                errors.append(
-                    RowError(name, line, URL_COLUMN, f"duplicate of line {seen[row.ref]}")
-                )
+            first = seen.get(row.ref)
+            if first is None:
+                seen[row.ref] = row
+                rows.append(row)
                 continue
-            seen[row.ref] = line
-            rows.append(row)
+            differ = (row.labels, row.final) != (first.labels, first.final)
+            if refuse_repeats:
+                labels = " with different labels" if differ else ""
+                errors.append(
+                    RowError(name, line, URL_COLUMN, f"duplicate of line {first.line}{labels}")
+                )
+            else:
+                repeats.append(Repeat(line, first.line, row.ref, differ))
     except csv.Error as exc:
         errors.append(RowError(name, reader.line_num, None, f"unreadable CSV: {exc}"))
     if errors:
         raise ImportFailed(errors)
-    return rows, columns
+    return rows, columns, repeats
 
 
 def _label_columns(header: list[str], name: str) -> list[int]:
@@ -161,7 +206,12 @@ def _parse_row(record, header, codes, name, line, errors) -> StudyRow | None:
 
 @transaction.atomic
 def _write(
-    *, project: Project, rows: list[StudyRow], columns: list[int], name: str
+    *,
+    project: Project,
+    rows: list[StudyRow],
+    columns: list[int],
+    repeats: list[Repeat],
+    name: str,
 ) -> ImportReport:
     volunteers = _column_volunteers(project, columns)
     issue_ids = issues_ensure(row.ref for row in rows)
@@ -213,11 +263,38 @@ def _write(
     )
     insert_rows(Resolution, ("item_id", "node_id", "method"), [*new_resolutions, *moves.unanimous])
     items_move(project=project, moves=[*created.moves, *moves.moves], action=Action.IMPORT)
+    item_of_ref = {row.ref: item for row, item in zip(rows, item_of_row, strict=True)}
+    _record_repeats(project, repeats, item_of_ref, name)
     return ImportReport(
         rows=len(rows),
         items_created=len(created.ids),
         annotations_created=len(new_annotations),
         resolutions_created=len(new_resolutions) + len(moves.unanimous),
+        repeats=tuple(repeats),
+    )
+
+
+def _record_repeats(
+    project: Project, repeats: list[Repeat], item_of_ref: dict[IssueRef, int], name: str
+) -> None:
+    """One MergedRepeat per skipped row, keyed by file name (without its folder) and line, so a
+    re-import of the same file records nothing new."""
+    file = Path(name).name
+    MergedRepeat.objects.bulk_create(
+        [
+            MergedRepeat(
+                project=project,
+                item_id=item_of_ref[r.ref],
+                file=file,
+                line=r.line,
+                first_line=r.first_line,
+                labels_differ=r.labels_differ,
+            )
+            for r in repeats
+        ],
+        update_conflicts=True,
+        unique_fields=["project", "file", "line"],
+        update_fields=["item", "first_line", "labels_differ"],
     )
 
 
@@ -247,7 +324,7 @@ def _create_items(
     gives it by the rule live labeling uses (lifecycle.item_outcome): k unanimous labels without a
     Final_Label are final through a unanimous resolution, as the k-th live label would make
     them. One INSERT at study scale instead of an insert and an update per item."""
-    initial = Item._meta.get_field("stage").get_default()
+    initial = entry_stage(project)  # rows without labels: open when the project does not screen
     outcomes: dict[int, tuple[int, Outcome]] = {}
     for row, issue_id in zip(rows, issue_of_row, strict=True):
         if issue_id in old_items or issue_id in outcomes:

@@ -102,6 +102,10 @@ class DistributionOut(serializers.Serializer):
     by_type = TallyOut(many=True)
     by_theme = TallyOut(many=True)
     by_repository = RepositoryOut(many=True)
+    merged_repeats = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Per repository, study-file rows repeating an issue URL merged at import.",
+    )
 
 
 class ReportAgreementApi(APIView):

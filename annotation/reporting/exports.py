@@ -45,6 +45,7 @@ from annotation.models import (
     Stage,
 )
 from annotation.project_nodes import project_nodes
+from annotation.reporting.reports import merged_repeats_by_repository
 from concord.errors import ConcordError
 from taxonomy.models import Level
 from taxonomy.selectors import taxonomy_lineage
@@ -479,6 +480,7 @@ class _RepositoryCounts:
     issues: int = 0
     screened: int = 0
     excluded: int = 0
+    merged_repeats: int = 0
 
     def __add__(self, other: _RepositoryCounts) -> _RepositoryCounts:
         return _RepositoryCounts(
@@ -487,6 +489,7 @@ class _RepositoryCounts:
             self.issues + other.issues,
             self.screened + other.screened,
             self.excluded + other.excluded,
+            self.merged_repeats + other.merged_repeats,
         )
 
 
@@ -498,8 +501,10 @@ def repository_rows(project: Project, options: ExportOptions) -> Iterator[list]:
     the year they were created on the tracker, one column per year present (plus
     Year_Unknown for issues imported without details); final labels by type (one column per
     type of the taxonomy, headed by its name); how many items were screened (a screening vote,
-    or excluded), how many excluded, and the false-positive rate excluded / screened. A totals
-    row ends the table. Three aggregate queries, whatever the project's size."""
+    or excluded), how many excluded, the false-positive rate excluded / screened, and how many
+    rows of imported study files repeated an issue URL and were merged into the first (so the
+    counts can be matched to the files). A totals row ends the table. Four aggregate queries,
+    whatever the project's size."""
     items = filtered_items(project, options)
     kept = items.exclude(stage=Stage.EXCLUDED)
     repo = ("issue__host", "issue__owner", "issue__repo")
@@ -532,6 +537,8 @@ def repository_rows(project: Project, options: ExportOptions) -> Iterator[list]:
     for *key, screened, excluded in screening:
         counts[tuple(key)].screened += screened
         counts[tuple(key)].excluded += excluded
+    for key, merged in merged_repeats_by_repository(items).items():
+        counts[key].merged_repeats += merged
 
     year_columns = sorted(
         {year for c in counts.values() for year in c.by_year},
@@ -546,6 +553,7 @@ def repository_rows(project: Project, options: ExportOptions) -> Iterator[list]:
         "Screened",
         "Excluded",
         "False_Positive_Rate",
+        "Merged_Repeated_Rows",
     ]
 
     def row(repository: str, host: str, c: _RepositoryCounts) -> list:
@@ -557,7 +565,7 @@ def repository_rows(project: Project, options: ExportOptions) -> Iterator[list]:
             c.screened,
             c.excluded,
         ]
-        return [repository, host, *map(str, counts), rate]
+        return [repository, host, *map(str, counts), rate, str(c.merged_repeats)]
 
     total = _RepositoryCounts(Counter(), Counter())
     for (host, owner, name), c in sorted(

@@ -25,7 +25,7 @@ from django.db import connections
 from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, QuerySet
 from django.db.models.functions import TruncWeek
 
-from annotation.models import Annotation, Item, Project, Resolution
+from annotation.models import Annotation, Item, MergedRepeat, Project, Resolution
 from annotation.project_nodes import project_nodes
 from annotation.reporting.agreement import (
     ALL_ITEMS,
@@ -344,6 +344,19 @@ class Distribution:
     by_type: list[Tally]  # every type of the taxonomy, in taxonomy order
     by_theme: list[Tally]  # themes with at least one final label, most first
     by_repository: list[RepositoryCounts]  # by name
+    merged_repeats: dict[str, int]  # repository -> repeated file rows merged at import
+
+
+def merged_repeats_by_repository(items: QuerySet[Item]) -> dict[tuple[str, str, str], int]:
+    """How many study-file rows that repeated an issue URL were merged into these items at import,
+    per (host, owner, repo): one aggregate query."""
+    rows = (
+        MergedRepeat.objects.filter(item__in=items)
+        .values_list("item__issue__host", "item__issue__owner", "item__issue__repo")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    return {(host, owner, repo): n for host, owner, repo, n in rows}
 
 
 def project_distribution(project: Project) -> Distribution:
@@ -380,6 +393,13 @@ def project_distribution(project: Project) -> Distribution:
             RepositoryCounts(repo, {c: counts.get(c, 0) for c in types}, sum(counts.values()))
             for repo, counts in sorted(per_repo.items(), key=lambda kv: kv[0].lower())
         ],
+        merged_repeats={
+            f"{owner}/{repo}": n
+            for (_, owner, repo), n in sorted(
+                merged_repeats_by_repository(project.items.all()).items(),
+                key=lambda kv: (kv[0][1].lower(), kv[0][2].lower()),
+            )
+        },
     )
 
 

@@ -292,11 +292,11 @@ def test_final_format_has_one_row_per_resolved_item(small):
 def test_repository_statistics_like_table_one(small):
     assert text_of(small, format="repositories").split("\r\n") == [
         "Repository,Host,2023,2024,2025,Year_Unknown,Issues,"
-        "Question,Requirement,Bug,Screened,Excluded,False_Positive_Rate",
+        "Question,Requirement,Bug,Screened,Excluded,False_Positive_Rate,Merged_Repeated_Rows",
         # the excluded item counts in neither a year nor Issues, only in screening
-        "mindspore/mindformers,gitee,0,1,0,1,2,0,0,0,1,1,1.0000",
-        "NVIDIA/Megatron-LM,github,1,1,1,0,3,1,0,1,1,0,0.0000",
-        "Total,,1,2,1,1,5,1,0,1,2,1,0.5000",
+        "mindspore/mindformers,gitee,0,1,0,1,2,0,0,0,1,1,1.0000,0",
+        "NVIDIA/Megatron-LM,github,1,1,1,0,3,1,0,1,1,0,0.0000,0",
+        "Total,,1,2,1,1,5,1,0,1,2,1,0.5000,0",
         "",
     ]
 

@@ -175,12 +175,6 @@ def test_single_label_column_and_any_level_codes(project, tmp_path):
             "Issue_URL",
             "upper case",
         ),
-        (
-            f"Issue_URL,Label1,Final_Label\n{URL1},C.9,C.9\n{URL1},C.9,C.9\n",
-            3,
-            "Issue_URL",
-            "duplicate of line 2",
-        ),
         (f"Issue_URL,Label1,Final_Label\n{URL1},C.9\n", 2, None, "2 cells, header has 3"),
     ],
 )

@@ -1,0 +1,183 @@
+"""Study label files uploaded in the browser (or the API), imported in the background: the files
+are saved, a LabelImportJob row is queued and its task sent after commit; the worker imports one
+file after another with the same importer as `manage.py import_labels` (each file all-or-nothing),
+beating a heartbeat and writing the per-file report as it goes (claim, heartbeat and the stale
+sweep are annotation.jobs', as for exports). A rerun (a killed worker) starts again from the
+first file, which changes nothing for the files already in: importing a file twice is a no-op.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from annotation.jobs import job_beat, job_claim, job_fail, job_finish, job_waiting_step, jobs_stale
+from annotation.models import JobStatus, LabelImportJob, Project
+from annotation.projects.importers import ImportFailed, study_labels_import_bytes
+from concord.errors import ConcordError, Conflict
+from concord.tasks import send
+
+logger = logging.getLogger(__name__)
+
+MAX_FILES = 20
+MAX_FILE_BYTES = 20 * 1024 * 1024  # the study's largest tracker is about 3 MB
+NAME_MAX = 200
+
+
+def label_import_dir() -> Path:
+    return Path(settings.VAR_DIR) / "label-imports"
+
+
+@dataclass(frozen=True)
+class Upload:
+    name: str
+    data: bytes
+
+
+def uploads_check(uploads: list[Upload]) -> None:
+    """Refuse what no worker should be sent: no file, too many, too big (named)."""
+    if not uploads:
+        raise ConcordError("Choose at least one label file.")
+    if len(uploads) > MAX_FILES:
+        raise ConcordError(f"{len(uploads)} files; upload at most {MAX_FILES} at once.")
+    for upload in uploads:
+        if len(upload.data) > MAX_FILE_BYTES:
+            limit = MAX_FILE_BYTES // (1024 * 1024)
+            raise ConcordError(
+                f"{upload.name}: {len(upload.data) // 1024} kB; the limit is {limit} MB."
+            )
+
+
+@dataclass(frozen=True)
+class LabelImportQueued:
+    job: LabelImportJob
+    sent: bool  # False: Redis could not be reached; the sweep sends the task later
+
+
+def label_import_queue(
+    *, project: Project, user, uploads: list[Upload], refuse_repeats: bool, enqueue: bool = True
+) -> LabelImportQueued:
+    """Save the files and queue the job; its task is sent after the transaction commits. An
+    archived project is read only: nothing is imported into it."""
+    if project.archived_at is not None:
+        raise Conflict(f"{project.name} is archived: it is read only; restore it to import.")
+    uploads_check(uploads)
+    folder = label_import_dir() / uuid.uuid4().hex
+    folder.mkdir(parents=True)
+    files = []
+    for n, upload in enumerate(uploads, start=1):
+        stored = folder / f"{n}.csv"
+        stored.write_bytes(upload.data)
+        name = Path(upload.name).name[:NAME_MAX] or f"file {n}"
+        files.append({"name": name, "stored": str(stored.relative_to(label_import_dir()))})
+    sent: dict[str, bool] = {}
+    with transaction.atomic():
+        job = LabelImportJob.objects.create(
+            project=project,
+            requested_by=user if user is not None and user.is_authenticated else None,
+            refuse_repeats=refuse_repeats,
+            files=files,
+        )
+        if enqueue:
+            from annotation.projects.tasks import label_import_run as task
+
+            transaction.on_commit(lambda: sent.update(ok=send(task, job.pk)))
+    return LabelImportQueued(job=job, sent=sent.get("ok", True))
+
+
+def label_import_run(*, job_id: int) -> LabelImportJob | None:
+    """Import the job's files in order, writing each file's report as it ends. A done or failed
+    job, or one another worker has, is left alone."""
+    claimed = job_claim(LabelImportJob, job_id, files_done=0, report=[])
+    job = LabelImportJob.objects.select_related("project__taxonomy").filter(pk=job_id).first()
+    if not claimed or job is None:
+        return job
+    report: list[dict] = []
+    try:
+        for n, entry in enumerate(job.files, start=1):
+            report.append(_import_file(job, entry))
+            job_beat(LabelImportJob, job_id, files_done=n, report=report)
+    except Exception:
+        logger.exception("label import %s failed", job_id)
+        error = "The import stopped on an unexpected error; the worker log has details."
+        job_fail(LabelImportJob, job_id, error, report=report)
+    else:
+        job_finish(LabelImportJob, job_id, report=report)
+        shutil.rmtree(label_import_dir() / Path(job.files[0]["stored"]).parent, ignore_errors=True)
+    job.refresh_from_db()
+    return job
+
+
+def _import_file(job: LabelImportJob, entry: dict) -> dict:
+    """One file's line of the report: its counts and skipped repeats, or every error by line."""
+    name = entry["name"]
+    try:
+        data = (label_import_dir() / entry["stored"]).read_bytes()
+        report = study_labels_import_bytes(
+            project=job.project, data=data, name=name, refuse_repeats=job.refuse_repeats
+        )
+    except ImportFailed as exc:
+        return {"name": name, "ok": False, "errors": [_error(e) for e in exc.errors]}
+    except ConcordError as exc:
+        return {"name": name, "ok": False, "errors": [_error(exc)]}
+    except OSError as exc:
+        message = f"the uploaded file could not be read ({exc.strerror or exc}); upload it again"
+        return {
+            "name": name,
+            "ok": False,
+            "errors": [{"line": None, "column": None, "message": message}],
+        }
+    return {
+        "name": name,
+        "ok": True,
+        "rows": report.rows,
+        "items_created": report.items_created,
+        "annotations_created": report.annotations_created,
+        "resolutions_created": report.resolutions_created,
+        "repeats": [
+            {"line": r.line, "first_line": r.first_line, "labels_differ": r.labels_differ}
+            for r in report.repeats
+        ],
+    }
+
+
+def _error(exc: ConcordError) -> dict:
+    where = exc.where
+    return {
+        "line": where.line if where else None,
+        "column": where.column if where else None,
+        "message": exc.message,
+    }
+
+
+def label_imports_stale() -> list[int]:
+    return jobs_stale(LabelImportJob)
+
+
+def label_import_progress(job: LabelImportJob) -> dict:
+    """What the progress page shows (the API returns the same)."""
+    if job.status == JobStatus.QUEUED:
+        return {"fraction": 0.0, "step": job_waiting_step(job)}
+    total = len(job.files)
+    failed = sum(1 for entry in job.report if not entry["ok"])
+    if job.status == JobStatus.FAILED:
+        return {
+            "fraction": job.files_done / total if total else 0.0,
+            "step": f"Failed: {job.error}",
+        }
+    if job.status == JobStatus.DONE:
+        refused = f", {failed} refused (see below)" if failed else ""
+        return {
+            "fraction": 1.0,
+            "step": f"Done: {total - failed} of {total} file(s) imported{refused}.",
+        }
+    return {
+        "fraction": min(job.files_done / total, 0.99) if total else 0.0,
+        "step": f"Importing: {job.files_done} of {total} file(s) done.",
+    }

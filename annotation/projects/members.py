@@ -1,0 +1,298 @@
+"""A project's members, managed by its admins: invitation links (one-time, expiring, the role
+chosen by the inviter, only the token's hash stored), bulk adding from a list of usernames or
+e-mail addresses (new accounts get an initial password shown once), role changes, removal (their
+labels stay, attributed to them) and mapping a member to a study file's LabelJ column. Each change
+is one audit row."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.access import ROLE_RANK
+from annotation.audit import audit_record
+from annotation.models import Action, Annotation, Invitation, Membership, Project, Role
+from annotation.projects.importers import ImportFailed, volunteer_username
+from concord.errors import ConcordError, Conflict, NotFound, RowError
+
+INVITATION_DAYS = 7
+INVITATION_MAX_DAYS = 90
+BULK_MAX_LINES = 500
+USERNAME_MAX = 150  # django.contrib.auth's User.username
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@transaction.atomic
+def invitation_create(
+    *, project: Project, inviter, role: str = Role.VOLUNTEER, days: int = INVITATION_DAYS
+) -> tuple[Invitation, str]:
+    """A new invitation and its token (for the link; it is not stored and cannot be shown
+    again)."""
+    if not 1 <= days <= INVITATION_MAX_DAYS:
+        raise ConcordError(f"An invitation lasts 1 to {INVITATION_MAX_DAYS} days, not {days}.")
+    token = secrets.token_urlsafe(32)
+    invitation = Invitation.objects.create(
+        project=project,
+        role=Role(role),
+        token_hash=token_hash(token),
+        created_by=inviter,
+        expires_at=timezone.now() + timedelta(days=days),
+    )
+    audit_record(
+        project=project,
+        action=Action.MEMBERS,
+        actor=inviter,
+        after={"invited_as": invitation.role, "invitation": invitation.pk, "days": days},
+    )
+    return invitation, token
+
+
+class InvitationUnusable(ConcordError):
+    """The link is unknown, used or expired."""
+
+
+def invitation_valid(token: str) -> Invitation:
+    """The invitation behind `token` if it can still be used, else InvitationUnusable."""
+    invitation = (
+        Invitation.objects.select_related("project").filter(token_hash=token_hash(token)).first()
+    )
+    if invitation is None:
+        raise InvitationUnusable("This invitation link is not valid; ask for a new one.")
+    if invitation.used_at is not None:
+        raise InvitationUnusable("This invitation link has been used already; ask for a new one.")
+    if invitation.expires_at <= timezone.now():
+        raise InvitationUnusable("This invitation link has expired; ask for a new one.")
+    return invitation
+
+
+@transaction.atomic
+def invitation_accept(*, token: str, user) -> Membership:
+    """Make `user` a member with the invitation's role and use the link up. Locked, so two
+    people opening the same link at once cannot both join. A member already in the project
+    keeps the higher of their role and the invited one."""
+    found = invitation_valid(token)
+    invitation = Invitation.objects.select_for_update().get(pk=found.pk)
+    if invitation.used_at is not None:
+        raise InvitationUnusable("This invitation link has been used already; ask for a new one.")
+    membership, created = Membership.objects.get_or_create(
+        project=found.project, user=user, defaults={"role": invitation.role}
+    )
+    if not created and _rank(invitation.role) > _rank(membership.role):
+        membership.role = invitation.role
+        membership.save(update_fields=["role"])
+    invitation.used_at = timezone.now()
+    invitation.used_by = user
+    invitation.save(update_fields=["used_at", "used_by"])
+    audit_record(
+        project=found.project,
+        action=Action.MEMBERS,
+        actor=user,
+        after={"joined": user.username, "role": membership.role, "invitation": invitation.pk},
+    )
+    return membership
+
+
+def _rank(role: str) -> int:
+    return ROLE_RANK[Role(role)]
+
+
+@dataclass(frozen=True)
+class Added:
+    username: str
+    email: str
+    password: str | None  # the initial password of a new account; None: the account existed
+    already_member: bool
+
+
+def parse_member_list(text: str, name: str) -> list[tuple[str, str]]:
+    """(username, e-mail) per non-blank line of a pasted or uploaded list: a line is a username
+    or an e-mail address (then also the username, so two people never share one by accident).
+    Lines starting with # are comments. Bad lines are RowErrors naming the line; all at once."""
+    entries: list[tuple[str, str]] = []
+    errors: list[RowError] = []
+    seen: set[str] = set()
+    lines = text.splitlines()
+    if len(lines) > BULK_MAX_LINES:
+        raise ConcordError(f"{name}: {len(lines)} lines; add at most {BULK_MAX_LINES} at once.")
+    user_model = get_user_model()
+    username_field = user_model._meta.get_field("username")
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip().strip(",;")
+        if not line or line.startswith("#"):
+            continue
+        email = ""
+        username = line
+        if "@" in line:
+            try:
+                validate_email(line)
+            except ValidationError:
+                errors.append(RowError(name, number, None, f"not an e-mail address: {line!r}"))
+                continue
+            email = line
+        try:
+            username_field.run_validators(username)
+        except ValidationError as exc:
+            errors.append(RowError(name, number, None, f"{line!r}: {' '.join(exc.messages)}"))
+            continue
+        if len(username) > USERNAME_MAX:
+            errors.append(RowError(name, number, None, "longer than 150 characters"))
+            continue
+        if username.lower() in seen:
+            errors.append(RowError(name, number, None, f"{line!r} is listed twice"))
+            continue
+        seen.add(username.lower())
+        entries.append((username, email))
+    if errors:
+        raise ImportFailed(errors)
+    return entries
+
+
+@transaction.atomic
+def members_bulk_add(
+    *, project: Project, actor, entries: list[tuple[str, str]], role: str = Role.VOLUNTEER
+) -> list[Added]:
+    """Add each (username, e-mail) as a member with `role`, creating the accounts that do not
+    exist with a random initial password (returned here, never stored in clear). Existing
+    members keep their role."""
+    user_model = get_user_model()
+    added: list[Added] = []
+    for username, email in entries:
+        user = user_model.objects.filter(username=username).first()
+        password = None
+        if user is None:
+            password = secrets.token_urlsafe(9)
+            user = user_model.objects.create_user(username=username, email=email, password=password)
+        _, created = Membership.objects.get_or_create(
+            project=project, user=user, defaults={"role": Role(role)}
+        )
+        added.append(Added(username, user.email, password, already_member=not created))
+    audit_record(
+        project=project,
+        action=Action.MEMBERS,
+        actor=actor,
+        after={"added": [a.username for a in added if not a.already_member], "role": role},
+    )
+    return added
+
+
+def _locked_membership(project: Project, membership_id: int) -> Membership:
+    membership = (
+        Membership.objects.select_for_update()
+        .select_related("user")
+        .filter(project=project, pk=membership_id)
+        .first()
+    )
+    if membership is None:
+        raise NotFound("No such member in this project.")
+    return membership
+
+
+def _refuse_losing_last_admin(project: Project, membership: Membership) -> None:
+    if membership.role != Role.ADMIN:
+        return
+    admins = project.memberships.select_for_update().filter(role=Role.ADMIN).count()
+    if admins <= 1:
+        raise Conflict(
+            f"{membership.user} is the project's only admin; make someone else admin first."
+        )
+
+
+@transaction.atomic
+def member_role_set(*, project: Project, actor, membership_id: int, role: str) -> Membership:
+    membership = _locked_membership(project, membership_id)
+    if membership.role == role:
+        return membership
+    if role != Role.ADMIN:
+        _refuse_losing_last_admin(project, membership)
+    before = membership.role
+    membership.role = Role(role)
+    membership.save(update_fields=["role"])
+    audit_record(
+        project=project,
+        action=Action.MEMBERS,
+        actor=actor,
+        before={"member": membership.user.username, "role": before},
+        after={"member": membership.user.username, "role": membership.role},
+    )
+    return membership
+
+
+@transaction.atomic
+def member_remove(*, project: Project, actor, membership_id: int) -> None:
+    """End a membership. Their labels, votes and posts stay, attributed to them."""
+    membership = _locked_membership(project, membership_id)
+    _refuse_losing_last_admin(project, membership)
+    membership.delete()
+    audit_record(
+        project=project,
+        action=Action.MEMBERS,
+        actor=actor,
+        before={"member": membership.user.username, "role": membership.role},
+        after={"removed": membership.user.username},
+    )
+
+
+@transaction.atomic
+def member_column_set(
+    *, project: Project, actor, membership_id: int, column: int | None
+) -> Membership:
+    """Map a member to a study file's LabelJ column (None: no column). If J belonged to the
+    placeholder account an import created for it (`<slug>-labelJ`), that account's labels in
+    this project pass to the member, so a re-import of the same file finds them there and adds
+    nothing; refused when the member labeled one of the same items."""
+    membership = _locked_membership(project, membership_id)
+    if membership.column == column:
+        return membership
+    if column is not None and not 1 <= column <= 999:
+        raise ConcordError(f"Column must be between 1 and 999, not {column}.")
+    moved = 0
+    holder = None
+    if column is not None:
+        holder = (
+            project.memberships.select_for_update()
+            .select_related("user")
+            .filter(column=column)
+            .exclude(pk=membership.pk)
+            .first()
+        )
+    if column is not None and holder is not None:
+        if holder.user.username != volunteer_username(project, column):
+            raise Conflict(f"Label{column} is mapped to {holder.user} already.")
+        moved = _labels_pass_on(project, holder.user_id, membership.user_id)
+        holder.column = None
+        holder.save(update_fields=["column"])
+    before = membership.column
+    membership.column = column
+    membership.save(update_fields=["column"])
+    audit_record(
+        project=project,
+        action=Action.MEMBERS,
+        actor=actor,
+        before={"member": membership.user.username, "column": before},
+        after={"member": membership.user.username, "column": column, "labels_moved": moved},
+    )
+    return membership
+
+
+def _labels_pass_on(project: Project, from_user: int, to_user: int) -> int:
+    labels = Annotation.objects.filter(item__project=project, volunteer_id=from_user)
+    clash = labels.filter(
+        item__in=Annotation.objects.filter(volunteer_id=to_user).values("item")
+    ).count()
+    if clash:
+        raise Conflict(
+            f"The member labeled {clash} of the items this column labeled; "
+            "they cannot take over its labels."
+        )
+    return labels.update(volunteer_id=to_user)

@@ -1,0 +1,111 @@
+"""A project's settings, written from the pages, the API and `manage.py create_project` alike:
+create (the creator becomes the project's admin), edit, archive and restore. Every change is one
+audit row with the fields before and after."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.audit import audit_record
+from annotation.models import Action, Membership, Project, Role
+from concord.errors import Conflict
+
+# The fields an admin sets; pilot_status belongs to the lead's pilot page, archived_at to
+# project_archive.
+SETTINGS_FIELDS = (
+    "name",
+    "slug",
+    "taxonomy",
+    "overlap_k",
+    "label_depth",
+    "screening_enabled",
+    "screening_votes",
+    "screening_rule",
+    "reservation_minutes",
+    "quota_per_volunteer",
+    "reveal_after_cross_check",
+    "guidelines",
+)
+
+
+def _plain(project: Project) -> dict[str, Any]:
+    """The settings as JSON-able values for the audit row (the taxonomy by id)."""
+    values = {f: getattr(project, f) for f in SETTINGS_FIELDS if f != "taxonomy"}
+    return {**values, "taxonomy": project.taxonomy_id}
+
+
+@transaction.atomic
+def project_create(*, creator, **settings: Any) -> Project:
+    """A new project with `settings` (keys of SETTINGS_FIELDS); `creator` becomes its admin."""
+    unknown = set(settings) - set(SETTINGS_FIELDS)
+    if unknown:
+        raise ValueError(f"not project settings: {sorted(unknown)}")
+    if Project.objects.filter(slug=settings.get("slug")).exists():
+        raise Conflict(f"A project with the slug {settings.get('slug')!r} exists already.")
+    try:
+        with transaction.atomic():
+            project = Project.objects.create(**settings)
+    except IntegrityError as exc:  # a concurrent create took the slug
+        raise Conflict(f"A project with the slug {settings.get('slug')!r} exists already.") from exc
+    if creator is not None:
+        Membership.objects.create(project=project, user=creator, role=Role.ADMIN)
+    audit_record(project=project, action=Action.PROJECT, actor=creator, after=_plain(project))
+    return project
+
+
+@transaction.atomic
+def project_update(*, project: Project, actor, **changes: Any) -> Project:
+    """Change some settings; only the fields that differ are written and audited."""
+    unknown = set(changes) - set(SETTINGS_FIELDS)
+    if unknown:
+        raise ValueError(f"not project settings: {sorted(unknown)}")
+    locked = Project.objects.select_for_update().get(pk=project.pk)
+    before = _plain(locked)
+    for field, value in changes.items():
+        setattr(locked, field, value)
+    after = _plain(locked)
+    changed = [f for f in after if after[f] != before[f]]
+    if not changed:
+        return locked
+    if "taxonomy" in changed and locked.items.filter(annotations__isnull=False).exists():
+        raise Conflict(
+            "The project has labels in its taxonomy; the taxonomy cannot change any more "
+            "(retire or add categories instead)."
+        )
+    if (
+        "slug" in changed
+        and Project.objects.filter(slug=locked.slug).exclude(pk=locked.pk).exists()
+    ):
+        raise Conflict(f"A project with the slug {locked.slug!r} exists already.")
+    locked.save(update_fields=changed)
+    audit_record(
+        project=locked,
+        action=Action.PROJECT,
+        actor=actor,
+        before={f: before[f] for f in changed},
+        after={f: after[f] for f in changed},
+    )
+    return locked
+
+
+@transaction.atomic
+def project_archive(*, project: Project, actor, archived: bool) -> Project:
+    """Archive (read only: the labeling rule hands out and takes nothing; exports still work) or
+    restore. Doing what is already done changes nothing."""
+    locked = Project.objects.select_for_update().get(pk=project.pk)
+    if (locked.archived_at is not None) == archived:
+        return locked
+    before = {"archived": locked.archived_at is not None}
+    locked.archived_at = timezone.now() if archived else None
+    locked.save(update_fields=["archived_at"])
+    audit_record(
+        project=locked,
+        action=Action.PROJECT,
+        actor=actor,
+        before=before,
+        after={"archived": archived},
+    )
+    return locked

@@ -1,0 +1,79 @@
+"""Taxonomy curation pages (leads and admins; annotation.projects.taxonomy_admin): upload a new
+version, edit a node's definition and examples, retire or restore a node."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.projects.forms import NodeEditForm, TaxonomyUploadForm
+from annotation.projects.label_imports import Upload
+from annotation.projects.taxonomy_admin import (
+    node_edit,
+    node_retire,
+    require_curator,
+    taxonomy_upload,
+)
+from concord.errors import ConcordError
+from taxonomy.models import Node
+
+
+@login_required
+def taxonomy_upload_page(request):
+    require_curator(request.user)
+    form = TaxonomyUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        tree = Upload(data["tree"].name, data["tree"].read())
+        details = [Upload(f.name, f.read()) for f in data["details"] or [] if f]
+        try:
+            taxonomy = taxonomy_upload(
+                user=request.user,
+                name=data["name"],
+                version=data["version"],
+                tree=tree,
+                details=details,
+            )
+        except ConcordError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Loaded {taxonomy}.")
+            return redirect("taxonomy-detail", pk=taxonomy.pk)
+    return render(request, "taxonomy/upload.html", {"form": form})
+
+
+@login_required
+def node_edit_page(request, pk: int):
+    node = get_object_or_404(Node.objects.select_related("taxonomy"), pk=pk)
+    require_curator(request.user, node.taxonomy)
+    examples = "\n".join(node.examples.values_list("text", flat=True))
+    initial = {"definition": node.definition, "examples": examples}
+    form = NodeEditForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            node_edit(
+                user=request.user,
+                node=node,
+                definition=form.cleaned_data["definition"],
+                examples=form.cleaned_data["examples"].splitlines(),
+            )
+        except ConcordError as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.success(request, f"Saved {node.code} {node.name}.")
+            return redirect("taxonomy-node-edit", pk=node.pk)
+    return render(request, "taxonomy/node_edit.html", {"node": node, "form": form})
+
+
+@require_POST
+@login_required
+def node_retire_page(request, pk: int):
+    """retire=1 retires the node, retire=0 brings it back."""
+    node = get_object_or_404(Node.objects.select_related("taxonomy"), pk=pk)
+    require_curator(request.user, node.taxonomy)
+    retired = request.POST.get("retire") == "1"
+    node_retire(user=request.user, node=node, retired=retired)
+    messages.success(request, f"{node.code} {'retired' if retired else 'restored'}.")
+    return redirect("taxonomy-node-edit", pk=node.pk)
