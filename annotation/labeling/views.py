@@ -37,9 +37,9 @@ from taxonomy.selectors import (
 )
 
 LABEL_KEYS = [
-    (_("1\u20139, a\u2013z"), _("choose the option showing that key and go one level down")),
+    ("1\u20139, a\u2013z", _("choose the option showing that key and go one level down")),
     (
-        _("\u2191 \u2193"),
+        "↑ ↓",
         _(
             "move between options without choosing (the focused one shows its "
             "definition and examples); Enter chooses it"
@@ -84,7 +84,7 @@ LABEL_PAGE_TEXT = {
     "undoSkip": _("Skip taken back: %(issue)s is yours again."),
     "undoRefused": _("Cannot undo: %(reason)s"),
     "undoComplete": _("%(issue)s already has all its labels; your label can no longer change."),
-    "loading": _("Loading the next item\u2026"),
+    "loading": _("Loading the next item…"),
     "goOn": _("Go on to the next item"),
     "submit": _("Submit"),
     "saveChange": _("Save the change"),

@@ -18,6 +18,7 @@ from annotation.api_input import validated
 from annotation.models import ItemImport, Project, Role
 from annotation.projects.forms import ALL, CANDIDATES
 from annotation.projects.item_imports import item_import_progress, item_import_start
+from annotation.projects.serializers import ProgressOut
 from annotation.projects.services import project_items_from_source, project_items_from_url_list
 from concord.errors import BadInput, utf8_text
 from concord.parsers import FormParser, JSONParser, MultiPartParser, SettingCap
@@ -48,11 +49,6 @@ class ItemImportIn(serializers.Serializer):
         if bool(attrs.get("text")) == bool(attrs.get("file")):
             raise serializers.ValidationError("Send either `text` or `file` (one of them).")
         return attrs
-
-
-class ProgressOut(serializers.Serializer):
-    fraction = serializers.FloatField()
-    step = serializers.CharField()
 
 
 class ProblemOut(serializers.Serializer):

@@ -19,7 +19,9 @@
         if (job.is_active) { timer = setTimeout(poll, INTERVAL_MS); } else { window.location.reload(); }
       })
       .catch(function (err) {
-        document.getElementById("poll-note").textContent = "Could not refresh (" + err.message + "); trying again.";
+        var note = document.getElementById("poll-note");
+        note.textContent = (note.dataset.failed || "Could not refresh ({error}); trying again.")
+          .split("{error}").join(err.message);
         timer = setTimeout(poll, INTERVAL_MS * 2);
       });
   }

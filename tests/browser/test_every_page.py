@@ -26,6 +26,7 @@ PEOPLE = ("volunteer", "lead", "admin", "staff")
 # Named GET URLs that answer with something other than a page: files, the API and its schema.
 NOT_PAGES = {
     "project-export-download",
+    "label-categories",
     "project-report-chart",
     "project-agreement-chart",
 }
