@@ -264,7 +264,8 @@ def test_the_sweep_task_sends_stale_imports_and_exports_again(
     settings.VAR_DIR = tmp_path  # where the export's file goes
     job = ItemImport.objects.create(project=project, name="a.jsonl", text=jsonl(issue(1)).decode())
     export = ExportJob.objects.create(project=project, format="study")
-    assert jobs_resume_stale() == {"exports": [], "item_imports": [], "label_imports": []}  # fresh: left to workers
+    # fresh: left to workers
+    assert jobs_resume_stale() == {"exports": [], "item_imports": [], "label_imports": []}
     past = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     ItemImport.objects.filter(pk=job.pk).update(created_at=past)
     ExportJob.objects.filter(pk=export.pk).update(created_at=past)
