@@ -22,7 +22,7 @@ from annotation.projects.serializers import ProgressOut
 from annotation.projects.services import project_items_from_source, project_items_from_url_list
 from concord.errors import BadInput, utf8_text
 from concord.parsers import FormParser, JSONParser, MultiPartParser, SettingCap
-from ingest.api.serializers import UrlListIn, UrlListReportOut
+from ingest.api.serializers import FileOrTextIn, UrlListIn, UrlListReportOut
 from ingest.api.views import report_data
 from ingest.forms import MAX_UPLOAD_BYTES
 from ingest.issue_files import issue_file_text_check
@@ -31,7 +31,7 @@ from ingest.models import KeywordSet, Source
 JOBS_LISTED = 50
 
 
-class ItemImportIn(serializers.Serializer):
+class ItemImportIn(FileOrTextIn):
     file = serializers.FileField(
         required=False, help_text="A .json file (an array of issues) or .jsonl (one per line)."
     )
@@ -41,14 +41,6 @@ class ItemImportIn(serializers.Serializer):
         trim_whitespace=False,
         help_text="The file's text, instead of `file`.",
     )
-    name = serializers.CharField(
-        required=False, max_length=200, help_text="Shown in error locations; the file name."
-    )
-
-    def validate(self, attrs: dict) -> dict:
-        if bool(attrs.get("text")) == bool(attrs.get("file")):
-            raise serializers.ValidationError("Send either `text` or `file` (one of them).")
-        return attrs
 
 
 class ProblemOut(serializers.Serializer):

@@ -158,11 +158,10 @@ class BadLineOut(serializers.Serializer):
     message = serializers.CharField()
 
 
-class UrlListIn(serializers.Serializer):
-    text = serializers.CharField(
-        required=False, allow_blank=True, trim_whitespace=False, help_text="One URL per line."
-    )
-    file = serializers.FileField(required=False, help_text="An issue-lists/*.txt file.")
+class FileOrTextIn(serializers.Serializer):
+    """A file sent either as `file` (multipart) or as its `text`, exactly one of them; `name`
+    names it in error locations. Subclasses declare `file` and `text` with their own help."""
+
     name = serializers.CharField(
         required=False, max_length=200, help_text="Shown in error locations; the file name."
     )
@@ -171,6 +170,13 @@ class UrlListIn(serializers.Serializer):
         if bool(attrs.get("text")) == bool(attrs.get("file")):
             raise serializers.ValidationError("Send either `text` or `file` (one of them).")
         return attrs
+
+
+class UrlListIn(FileOrTextIn):
+    text = serializers.CharField(
+        required=False, allow_blank=True, trim_whitespace=False, help_text="One URL per line."
+    )
+    file = serializers.FileField(required=False, help_text="An issue-lists/*.txt file.")
 
 
 class UrlListReportOut(serializers.Serializer):
