@@ -14,8 +14,9 @@ States (--state, any of):
           items, so the claim must not walk past them.
 
 Prints, per phase (state x volunteers), the median of --runs runs: labels/s, next-item and submit
-p50/p95/p99, PostgreSQL CPU seconds per stored label (every server process of the cluster, those
-that ended during the run included) and the peak RSS / PSS of the server's process tree (gunicorn
+p50/p95/p99, PostgreSQL CPU seconds per stored label (the bench database's backends and autovacuum
+workers alive at the end of the run; gunicorn keeps its connections for CONN_MAX_AGE, so its
+backends live through the run) and the peak RSS / PSS of the server's process tree (gunicorn
 arbiter and workers, Celery worker and its children), against the targets of issue #16:
 >= 100 labels/s, next-item p50 <= 10 ms and p95 <= 50 ms, submit p95 <= 50 ms, <= 600 MB RSS,
 0 labels lost, 0 items past k.
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.bench.run import configure_environment, ensure_database, load_taxonomy, setup_django
-from tests.load import Tally, database_figures, drive, outcome, percentiles
+from tests.load import Tally, database_figures, drive, outcome, percentiles, stored_labels
 from tests.stack import ROOT, gunicorn_server, production_env
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_capacity"
@@ -271,11 +272,11 @@ def served(workers: int | None, threads: int | None):
 # ------------------------------------------------------------------------------ one run
 
 
-def postgres_cpu_seconds(database: str) -> float:
-    """CPU time of the PostgreSQL processes working for `database` (its backends and autovacuum
-    workers, by their process titles): other databases on the cluster are not counted."""
+def postgres_cpu_seconds(database: str) -> dict[int, float]:
+    """CPU seconds of each PostgreSQL process working for `database` (its backends and
+    autovacuum workers, by their process titles), by pid: other databases are not counted."""
     ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
+    seconds: dict[int, float] = {}
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             title = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -285,8 +286,8 @@ def postgres_cpu_seconds(database: str) -> float:
         except OSError:  # ended meanwhile
             continue
         fields = text[text.rindex(")") + 2 :].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
+        seconds[int(proc.name)] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return seconds
 
 
 def measure(tree: Tree, project, tokens: list[str], themes: list[str], seconds: float) -> Run:
@@ -304,12 +305,14 @@ def measure(tree: Tree, project, tokens: list[str], themes: list[str], seconds: 
     sampler = threading.Thread(target=sample)
     sampler.start()
     database = connection.settings_dict["NAME"]
-    cpu_before = postgres_cpu_seconds(database)
+    earlier = stored_labels(project.slug, tokens)  # late in the study: labels given before the run
+    cpu_before = postgres_cpu_seconds(database)  # by process: one that ends must not count less
     tally: Tally = drive(tree.base_url, project.slug, tokens, themes, seconds, 0.0)
-    cpu = postgres_cpu_seconds(database) - cpu_before
+    cpu_after = postgres_cpu_seconds(database)
+    cpu = sum(seconds - cpu_before.get(pid, 0.0) for pid, seconds in cpu_after.items())
     done.set()
     sampler.join()
-    figures = outcome(tally, database_figures(project.slug, tokens))
+    figures = outcome(tally, database_figures(project.slug, tokens), before=earlier)
     stored = max(figures["stored"], 1)
     return Run(
         labels_per_s=figures["stored"] / seconds,
