@@ -1,4 +1,5 @@
-"""Background jobs with a row (annotation.models.BackgroundJob): export files and item imports.
+"""Background jobs with a row (annotation.models.BackgroundJob): export files, item imports and
+label-file imports.
 
 A worker claims a job by one conditional UPDATE (queued, or running with a heartbeat that
 stopped), so a duplicate delivery finds nothing to claim while another worker is on it, and a
@@ -8,13 +9,47 @@ stale-job sweep (beat, and each worker on start) sends again the jobs nobody is 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Generic, TypeVar
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from rest_framework import serializers
 
 from annotation.models import BackgroundJob, JobStatus
+from concord.tasks import send
+
+Job = TypeVar("Job", bound=BackgroundJob)
+
+
+@dataclass(frozen=True)
+class Queued(Generic[Job]):
+    job: Job
+    sent: bool  # False: the queue (Redis) was down; the stale-job sweep sends it later
+
+
+def job_queue(model: type[Job], task=None, *, user, **fields) -> Queued[Job]:
+    """Create the job's row (asked for by `user`) and, once the transaction commits, send `task`
+    with its id; without a task the caller runs the job itself."""
+    sent: dict[str, bool] = {}  # filled by the on-commit hook
+    with transaction.atomic():
+        job = model._default_manager.create(
+            requested_by=user if user is not None and user.is_authenticated else None, **fields
+        )
+        if task is not None:
+            transaction.on_commit(lambda: sent.update(ok=send(task, job.pk)))
+    return Queued(job=job, sent=sent.get("ok", True))
+
+
+class JobProgressOut(serializers.Serializer):
+    """A job's progress as its page and the API show it (each job's *_progress function)."""
+
+    fraction = serializers.FloatField()
+    step = serializers.CharField()
+
 
 NOT_TAKEN = (
     "Queued {waited} ago and no worker has taken it: the task queue (Redis) or the workers"

@@ -15,10 +15,10 @@ from rest_framework.views import APIView
 
 from annotation.access import access_project
 from annotation.api_input import validated
+from annotation.jobs import JobProgressOut
 from annotation.models import ItemImport, Project, Role
 from annotation.projects.forms import ALL, CANDIDATES
 from annotation.projects.item_imports import item_import_progress, item_import_start
-from annotation.projects.serializers import ProgressOut
 from annotation.projects.services import project_items_from_source, project_items_from_url_list
 from concord.errors import BadInput, utf8_text
 from concord.parsers import FormParser, JSONParser, MultiPartParser, SettingCap
@@ -85,7 +85,7 @@ class ItemImportOut(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    @extend_schema_field(ProgressOut)
+    @extend_schema_field(JobProgressOut)
     def get_progress(self, job: ItemImport) -> dict:
         return item_import_progress(job)
 

@@ -12,15 +12,21 @@ writes are upserts, so a rerun never duplicates anything.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotation.jobs import job_beat, job_claim, job_fail, job_finish, job_waiting_step
+from annotation.jobs import (
+    Queued,
+    job_beat,
+    job_claim,
+    job_fail,
+    job_finish,
+    job_queue,
+    job_waiting_step,
+)
 from annotation.models import ItemImport, JobStatus, Project
 from annotation.projects.services import project_items_add
 from concord.errors import RowError
-from concord.tasks import send
 from ingest.issue_files import issue_file_parse, issue_file_store
 
 logger = logging.getLogger(__name__)
@@ -28,32 +34,15 @@ logger = logging.getLogger(__name__)
 MAX_REPORTED = 20
 
 
-@dataclass(frozen=True)
-class ImportQueued:
-    """A new import job, and whether the broker took its task (False: the sweep sends it)."""
-
-    job: ItemImport
-    sent: bool
-
-
 def item_import_start(
     *, project: Project, user, name: str, text: str, enqueue: bool = True
-) -> ImportQueued:
+) -> Queued[ItemImport]:
     """Queue the import of `text` (the file called `name`) into `project`; the task is sent
     after this transaction commits (without `enqueue`, the caller runs item_import_run)."""
-    sent: dict[str, bool] = {}
-    with transaction.atomic():
-        job = ItemImport.objects.create(
-            project=project,
-            requested_by=user if user is not None and user.is_authenticated else None,
-            name=name,
-            text=text,
-        )
-        if enqueue:
-            from annotation.projects.tasks import item_import_run as run_task
+    from annotation.projects.tasks import item_import_run as run_task
 
-            transaction.on_commit(lambda: sent.update(ok=send(run_task, job.pk)))
-    return ImportQueued(job=job, sent=sent.get("ok", True))
+    task = run_task if enqueue else None
+    return job_queue(ItemImport, task, user=user, project=project, name=name, text=text)
 
 
 def item_import_run(*, job_id: int) -> ItemImport | None:

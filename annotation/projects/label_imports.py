@@ -15,13 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 
-from annotation.jobs import job_beat, job_claim, job_fail, job_finish, job_waiting_step, jobs_stale
+from annotation.jobs import (
+    Queued,
+    job_beat,
+    job_claim,
+    job_fail,
+    job_finish,
+    job_queue,
+    job_waiting_step,
+    jobs_stale,
+)
 from annotation.models import JobStatus, LabelImportJob, Project
 from annotation.projects.importers import ImportFailed, study_labels_import_bytes
 from concord.errors import ConcordError, Conflict
-from concord.tasks import send
 
 logger = logging.getLogger(__name__)
 
@@ -54,15 +61,9 @@ def uploads_check(uploads: list[Upload]) -> None:
             )
 
 
-@dataclass(frozen=True)
-class LabelImportQueued:
-    job: LabelImportJob
-    sent: bool  # False: Redis could not be reached; the sweep sends the task later
-
-
 def label_import_queue(
     *, project: Project, user, uploads: list[Upload], refuse_repeats: bool, enqueue: bool = True
-) -> LabelImportQueued:
+) -> Queued[LabelImportJob]:
     """Save the files and queue the job; its task is sent after the transaction commits. An
     archived project is read only: nothing is imported into it."""
     if project.archived_at is not None:
@@ -76,19 +77,11 @@ def label_import_queue(
         stored.write_bytes(upload.data)
         name = Path(upload.name).name[:NAME_MAX] or f"file {n}"
         files.append({"name": name, "stored": str(stored.relative_to(label_import_dir()))})
-    sent: dict[str, bool] = {}
-    with transaction.atomic():
-        job = LabelImportJob.objects.create(
-            project=project,
-            requested_by=user if user is not None and user.is_authenticated else None,
-            refuse_repeats=refuse_repeats,
-            files=files,
-        )
-        if enqueue:
-            from annotation.projects.tasks import label_import_run as task
+    from annotation.projects.tasks import label_import_run as run_task
 
-            transaction.on_commit(lambda: sent.update(ok=send(task, job.pk)))
-    return LabelImportQueued(job=job, sent=sent.get("ok", True))
+    task = run_task if enqueue else None
+    fields = {"project": project, "refuse_repeats": refuse_repeats, "files": files}
+    return job_queue(LabelImportJob, task, user=user, **fields)
 
 
 def label_import_run(*, job_id: int) -> LabelImportJob | None:

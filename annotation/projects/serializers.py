@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from annotation.jobs import JobProgressOut
 from annotation.models import Project, Role
 from annotation.projects.members import BULK_MAX_LINES, INVITATION_MAX_DAYS
 from annotation.projects.settings import SETTINGS_FIELDS
@@ -78,11 +79,6 @@ class LabelFilesIn(serializers.Serializer):
     refuse_repeats = serializers.BooleanField(default=False)
 
 
-class ProgressOut(serializers.Serializer):
-    fraction = serializers.FloatField()
-    step = serializers.CharField()
-
-
 class LabelImportOut(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
@@ -97,6 +93,6 @@ class LabelImportOut(serializers.Serializer):
         "[{line, column, message}].",
     )
     error = serializers.CharField()
-    progress = ProgressOut()
+    progress = JobProgressOut()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)

@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 
 from annotation.access import access_project
 from annotation.api_input import validated
+from annotation.jobs import JobProgressOut
 from annotation.models import ExportFormat, ExportJob, Project, Role, Stage
 from annotation.reporting.export_jobs import export_job_file, export_job_progress, export_job_start
 from annotation.reporting.exports import export_lines, export_options
@@ -61,11 +62,6 @@ class ExportQuery(serializers.Serializer):
 
 class ExportJobIn(ExportQuery):
     format = serializers.ChoiceField(choices=ExportFormat.choices)
-
-
-class ExportProgressOut(serializers.Serializer):
-    fraction = serializers.FloatField()
-    step = serializers.CharField()
 
 
 class ExportJobOut(serializers.ModelSerializer):
@@ -111,7 +107,7 @@ class ExportJobOut(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    @extend_schema_field(ExportProgressOut)
+    @extend_schema_field(JobProgressOut)
     def get_progress(self, job: ExportJob) -> dict:
         return export_job_progress(job)
 

@@ -11,42 +11,31 @@ again by the stale-job sweep, and the rerun claims it and rewrites the file from
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from annotation.jobs import (
+    Queued,
     job_beat,
     job_claim,
     job_fail,
     job_finish,
+    job_queue,
     job_waiting_step,
     jobs_stale,
 )
 from annotation.models import ExportJob, ExportStatus, Project
 from annotation.reporting.exports import ExportOptions, export_count, export_options, export_to_file
 from concord.errors import ConcordError
-from concord.tasks import send
 
 logger = logging.getLogger(__name__)
 
 
 def export_dir() -> Path:
     return Path(settings.VAR_DIR) / "exports"
-
-
-@dataclass(frozen=True)
-class ExportQueued:
-    """A new export job, and whether the broker took its task (False: Redis could not be
-    reached; the stale-job sweep sends it later). True while the caller's own transaction is
-    still open: the task goes when it commits."""
-
-    job: ExportJob
-    sent: bool
 
 
 def export_job_start(
@@ -59,22 +48,19 @@ def export_job_start(
 
 def export_job_queue(
     *, project: Project, user, options: ExportOptions, enqueue: bool = True
-) -> ExportQueued:
+) -> Queued[ExportJob]:
     """export_job_start, returning the job with whether its task was sent."""
-    sent: dict[str, bool] = {}  # filled by the on-commit hook below
-    with transaction.atomic():
-        job = ExportJob.objects.create(
-            project=project,
-            requested_by=user if user is not None and user.is_authenticated else None,
-            format=options.format,
-            options=options.as_json(),
-            rows_total=export_count(project, options),
-        )
-        if enqueue:
-            from annotation.reporting.tasks import export_job_run as export_job_run_task
+    from annotation.reporting.tasks import export_job_run as run_task
 
-            transaction.on_commit(lambda: sent.update(ok=send(export_job_run_task, job.pk)))
-    return ExportQueued(job=job, sent=sent.get("ok", True))
+    return job_queue(
+        ExportJob,
+        run_task if enqueue else None,
+        user=user,
+        project=project,
+        format=options.format,
+        options=options.as_json(),
+        rows_total=export_count(project, options),
+    )
 
 
 def export_job_run(*, job_id: int) -> ExportJob | None:
