@@ -103,7 +103,7 @@ class Project(models.Model):
     )
     guidelines = models.TextField(blank=True, help_text="Markdown shown to volunteers.")
     created_at = models.DateTimeField(auto_now_add=True)
-    archived_at = models.DateTimeField(  # issue 14
+    archived_at = models.DateTimeField(
         null=True,
         blank=True,
         help_text="When it was archived: read only (nothing is labeled), still exportable.",
@@ -116,6 +116,10 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
 
 
 class Membership(models.Model):

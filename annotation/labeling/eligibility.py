@@ -136,7 +136,7 @@ def is_editable(item: Item) -> bool:
 def edit_refusal(item: Item) -> str | None:
     """Why a volunteer may not change their own label on `item` (in item.project) now, or None:
     the project is archived, or the item is complete."""
-    if item.project.archived_at is not None:
+    if item.project.is_archived:
         return str(Refusal.ARCHIVED.label)
     if not is_editable(item):
         stage = Stage(item.stage).label.lower()
@@ -179,7 +179,7 @@ def who_labels(*, project: Project, volunteer) -> Who:
         pilot=pilot,
         under_quota=under_quota,
         reserving=project.reservation_minutes > 0,
-        archived=project.archived_at is not None,
+        archived=project.is_archived,
     )
 
 

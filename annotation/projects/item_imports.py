@@ -25,7 +25,7 @@ from annotation.jobs import (
     job_waiting_step,
 )
 from annotation.models import ItemImport, JobStatus, Project
-from annotation.projects.services import project_items_add
+from annotation.projects.services import project_items_add, project_open_check
 from concord.errors import RowError
 from ingest.issue_files import issue_file_parse, issue_file_store
 
@@ -40,6 +40,8 @@ def item_import_start(
     """Queue the import of `text` (the file called `name`) into `project`; the task is sent
     after this transaction commits (without `enqueue`, the caller runs item_import_run)."""
     from annotation.projects.tasks import item_import_run as run_task
+
+    project_open_check(project)  # refused now, not by the worker later
 
     task = run_task if enqueue else None
     return job_queue(ItemImport, task, user=user, project=project, name=name, text=text)

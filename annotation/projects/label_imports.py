@@ -28,7 +28,8 @@ from annotation.jobs import (
 )
 from annotation.models import JobStatus, LabelImportJob, Project
 from annotation.projects.importers import ImportFailed, study_labels_import_bytes
-from concord.errors import ConcordError, Conflict
+from annotation.projects.services import project_open_check
+from concord.errors import ConcordError
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +67,7 @@ def label_import_queue(
 ) -> Queued[LabelImportJob]:
     """Save the files and queue the job; its task is sent after the transaction commits. An
     archived project is read only: nothing is imported into it."""
-    if project.archived_at is not None:
-        raise Conflict(f"{project.name} is archived: it is read only; restore it to import.")
+    project_open_check(project)
     uploads_check(uploads)
     folder = label_import_dir() / uuid.uuid4().hex
     folder.mkdir(parents=True)

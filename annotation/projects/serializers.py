@@ -23,7 +23,7 @@ class ProjectOut(serializers.ModelSerializer):
         fields = ["id", *SETTINGS_FIELDS, "pilot_status", "created_at", "archived", "archived_at"]
 
     def get_archived(self, project: Project) -> bool:
-        return project.archived_at is not None
+        return project.is_archived
 
 
 class ArchiveIn(serializers.Serializer):

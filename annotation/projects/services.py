@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 
 from annotation.models import Item, Project, Stage
 from concord.db import refresh_planner_statistics
-from concord.errors import ConcordError
+from concord.errors import ConcordError, Conflict
 from ingest.candidates import candidates_among
 from ingest.importers import UrlImportReport, url_list_import
 from ingest.models import Issue, KeywordSet, Source
@@ -66,8 +66,16 @@ def project_items_from_url_list(
 
 
 @transaction.atomic
+def project_open_check(project: Project) -> None:
+    """An archived project is read only: nothing new goes into it (items, label files) until it
+    is restored. Labeling has its own refusal in the labeling rule."""
+    if project.is_archived:
+        raise Conflict(_("This project is archived: it is read only."))
+
+
 def project_items_add(*, project: Project, issue_ids: Sequence[int]) -> int:
     """Items for issues not yet in the project; existing items are left as they are."""
+    project_open_check(project)
     existing = set(project.items.values_list("issue_id", flat=True))
     stage = entry_stage(project)
     new = [(project.pk, i, stage) for i in dict.fromkeys(issue_ids) if i not in existing]

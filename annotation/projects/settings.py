@@ -96,9 +96,9 @@ def project_archive(*, project: Project, actor, archived: bool) -> Project:
     """Archive (read only: the labeling rule hands out and takes nothing; exports still work) or
     restore. Doing what is already done changes nothing."""
     locked = Project.objects.select_for_update().get(pk=project.pk)
-    if (locked.archived_at is not None) == archived:
+    if locked.is_archived == archived:
         return locked
-    before = {"archived": locked.archived_at is not None}
+    before = {"archived": locked.is_archived}
     locked.archived_at = timezone.now() if archived else None
     locked.save(update_fields=["archived_at"])
     audit_record(

@@ -8,10 +8,20 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from annotation.labeling.assignment import NoneReason, next_item_claim
-from annotation.models import Action, Annotation, AuditEvent, Membership, Project, Role
+from annotation.models import (
+    Action,
+    Annotation,
+    AuditEvent,
+    ItemImport,
+    Membership,
+    Project,
+    Role,
+)
+from annotation.projects.services import project_items_add
 from annotation.projects.settings import project_archive
+from concord.errors import Conflict
 from tests.annotation.labeling_helpers import items
-from tests.factories import UserFactory
+from tests.factories import IssueFactory, UserFactory
 
 SETTINGS = {
     "name": "LLM issues 2026",
@@ -142,6 +152,7 @@ def test_archived_project_refuses_edits_of_own_labels(personas, project):
     )
     annotation, _ = annotation_submit(item=item, volunteer=volunteer, node=c1, summary="a")
     project_archive(project=project, actor=personas["admin"], archived=True)
+    project.refresh_from_db()
     with pytest.raises(Conflict, match="archived"):
         annotation_submit(item=item, volunteer=volunteer, node=c2, summary="b", version=1)
     annotation.refresh_from_db()
@@ -203,3 +214,25 @@ def test_create_project_command(study_taxonomy, tmp_path, capsys):
         call_command("create_project", "--name", "x", "--slug", "frameworks")
     with pytest.raises(CommandError, match="overlap_k"):
         call_command("create_project", "--name", "x", "--slug", "y", "--k", "0")
+
+
+def test_archived_project_takes_no_new_items_by_any_route(personas, project):
+    """Read only means no items either: an item import through the API and a source's issues on
+    the page are refused with the same words, and nothing is queued or added."""
+    project_archive(project=project, actor=personas["admin"], archived=True)
+    api = APIClient()
+    api.force_authenticate(personas["admin"])
+    body = '{"url": "https://github.com/NVIDIA/Megatron-LM/issues/1", "title": "t"}'
+    answer = api.post(
+        f"/api/projects/{project.slug}/item-imports/",
+        {"text": body, "name": "one.jsonl"},
+        format="json",
+    )
+    assert answer.status_code == 409
+    assert "archived" in answer.json()["detail"]
+    assert not ItemImport.objects.exists()
+
+    project.refresh_from_db()
+    with pytest.raises(Conflict, match="archived"):
+        project_items_add(project=project, issue_ids=[IssueFactory().pk])
+    assert not project.items.exists()
