@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 
 from annotation.models import Item, Membership, Project, Role
+from concord.prepared import PreparedQuery
 
 # Who may do what a role may do: an admin may do what a lead may, a lead what a volunteer may.
 ROLE_RANK = {Role.VOLUNTEER: 1, Role.LEAD: 2, Role.ADMIN: 3}
@@ -45,20 +45,34 @@ def user_role(user, project: Project) -> str | None:
     )
 
 
+def _project_with_role(slug: str, user_id: int) -> QuerySet[Project]:
+    membership = Membership.objects.filter(project=OuterRef("pk"), user_id=user_id)
+    return (
+        Project.objects.select_related("taxonomy")
+        .filter(slug=slug)
+        .annotate(
+            viewer_id=Value(user_id, output_field=IntegerField()),
+            viewer_role=Subquery(membership.values("role")[:1]),
+        )[:1]
+    )
+
+
+# Every request of a project's pages and API starts here (issue #16: compiled once).
+_PROJECT_WITH_ROLE = PreparedQuery(_project_with_role)
+_PROJECT_ITEM = PreparedQuery(
+    lambda project, item: Item.objects.select_related("issue").filter(project_id=project, pk=item)
+)
+
+
 def access_project(user, slug: str, *, at_least: str = Role.VOLUNTEER) -> Project:
     """The project if `user` holds `at_least` that role in it. Non-members get 404 (the project's
     existence is not revealed), members with too small a role get 403.
 
     One query: the user's role comes with the project (annotated `viewer_id`, `viewer_role`),
     where user_role finds it for this user."""
-    projects = Project.objects.select_related("taxonomy").filter(slug=slug)
-    if user.is_authenticated:
-        membership = Membership.objects.filter(project=OuterRef("pk"), user=user)
-        projects = projects.annotate(
-            viewer_id=Value(user.pk, output_field=IntegerField()),
-            viewer_role=Subquery(membership.values("role")[:1]),
-        )
-    project = projects.first()
+    project = (
+        _PROJECT_WITH_ROLE.first(slug=slug, user_id=user.pk) if user.is_authenticated else None
+    )
     role = user_role(user, project) if project is not None else None
     if project is None or role is None:
         raise Http404(_("No such project."))
@@ -72,7 +86,9 @@ def access_project(user, slug: str, *, at_least: str = Role.VOLUNTEER) -> Projec
 
 def project_item(project: Project, item_id: int) -> Item:
     """An item of `project` with its issue, or 404 (another project's item id reveals nothing)."""
-    item = get_object_or_404(Item.objects.select_related("issue"), project=project, pk=item_id)
+    item = _PROJECT_ITEM.first(project=project.pk, item=item_id)
+    if item is None:
+        raise Http404(_("No such item in this project."))
     item.project = project  # the instance access_project loaded, with its taxonomy and role
     return item
 

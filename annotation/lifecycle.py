@@ -22,8 +22,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from annotation.audit import audit_record
-from annotation.models import Action, AuditEvent, Item, Method, Resolution, Stage
+from annotation.models import Action, Annotation, AuditEvent, Item, Method, Resolution, Stage
 from concord.errors import Conflict
+from concord.prepared import PreparedQuery
 from ingest.services import insert_rows
 
 # Stages an item without labels can be in; which one is the screening's business.
@@ -160,6 +161,13 @@ def items_move(*, project, moves: Iterable[Move], action: str, actor=None) -> in
     return len(events)
 
 
+# Every label settles its item: the two reads compiled once (issue #16).
+_LABELS = PreparedQuery(
+    lambda item: Annotation.objects.filter(item_id=item).values_list("node_id", flat=True)
+)
+_RESOLVED = PreparedQuery(
+    lambda item: Resolution.objects.filter(item_id=item).values_list("pk")[:1]
+)
 CHUNK = 2000  # ids per UPDATE ... WHERE id IN (...), well under SQLite's variable limit
 
 
@@ -179,8 +187,8 @@ def item_settle(
     the k-th label the cross-check follows in a row of its own, by Concord: a unanimous item
     gets its resolution (method unanimous) and goes final, any other goes to the lead as
     disputed, with its agreement kept for the queue's order. Returns the new stage."""
-    labels = list(item.annotations.values_list("node_id", flat=True))
-    resolved = Resolution.objects.filter(item=item).exists()
+    labels = _LABELS.run(item=item.pk)
+    resolved = bool(_RESOLVED.run(item=item.pk))
     outcome = item_outcome(
         stage=item.stage, labels=labels, resolved=resolved, k=item.project.overlap_k
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.db import connection, models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
@@ -22,7 +23,7 @@ from annotation.audit import audit_record
 from annotation.labeling.eligibility import (
     LabelingRefused,
     Refusal,
-    claim_statement,
+    claim_query,
     conditions_for,
     item_refusal,
     labelable_for,
@@ -39,6 +40,7 @@ from annotation.models import (
     Stage,
 )
 from concord.errors import Conflict
+from concord.prepared import PreparedQuery
 
 # The claim re-checks only other volunteers' holds once it has locked an item (see claim_next).
 ROOM = frozenset({Refusal.NO_ROOM})
@@ -94,26 +96,40 @@ def lock_first(queue: QuerySet[Item], lost: list[int]) -> Item | None:
     return queue.select_related("issue").select_for_update(skip_locked=True, of=("self",)).first()
 
 
+def _held_query(project: int, volunteer: int, now, stages: tuple[str, ...], **exclude: int):
+    held = Reservation.objects.filter(
+        volunteer_id=volunteer,
+        expires_at__gt=now,
+        item__project_id=project,
+        item__stage__in=stages,
+    )
+    if exclude:
+        held = held.exclude(item_id__in=exclude.values())
+    mine = Annotation.objects.filter(item=OuterRef("item"), volunteer_id=volunteer)
+    return (
+        held.exclude(Exists(mine))
+        .order_by("created_at", "pk")
+        .values_list("item_id", "expires_at")[:1]
+    )
+
+
+# Compiled once per set of stages and count of excluded items (issue #16).
+_held_queries: dict[tuple, PreparedQuery] = {}
+
+
 def _held(
     *, project: Project, volunteer, now, stages, exclude: Sequence[int] = ()
 ) -> tuple[int, datetime] | None:
     """(item id, expiry) of the volunteer's live reservation on an item of `project` still in
     `stages`, not labeled by them and not in `exclude` (resume), or None. Ids only: on most
     calls there is none, and this stays a cheap statement."""
-    held = Reservation.objects.filter(
-        volunteer=volunteer,
-        expires_at__gt=now,
-        item__project=project,
-        item__stage__in=stages,
+    stages = tuple(stages)
+    key = (stages, len(exclude))
+    query = _held_queries.get(key) or _held_queries.setdefault(
+        key, PreparedQuery(partial(_held_query, stages=stages))
     )
-    if exclude:
-        held = held.exclude(item_id__in=exclude)
-    return (
-        held.exclude(Exists(Annotation.objects.filter(item=OuterRef("item"), volunteer=volunteer)))
-        .order_by("created_at")
-        .values_list("item_id", "expires_at")
-        .first()
-    )
+    excluded = {f"exclude_{n}": item for n, item in enumerate(exclude)}
+    return query.first(project=project.pk, volunteer=volunteer.pk, now=now, **excluded)
 
 
 def reservation_room(*, item: Item, volunteer, capacity: int, used: int, now) -> bool:
@@ -189,10 +205,7 @@ def next_item_claim(*, project: Project, volunteer, exclude: Sequence[int] = ())
         return Claim(Item.objects.select_related("issue").get(pk=item_id), expires_at=expires_at)
 
     def pick(lost: list[int]) -> Item | None:
-        with connection.cursor() as cursor:
-            cursor.execute(*claim_statement(who, now, lost))
-            row = cursor.fetchone()
-        return Item.objects.select_related("issue").get(pk=row[0]) if row else None
+        return claim_query(who, now, lost).first()
 
     item = claim_next(
         project=project,

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cached_property
 
-from django.db import connection, models, transaction
+from django.db import models
 from django.db.models import (
     BooleanField,
     Count,
@@ -56,6 +56,7 @@ from annotation.models import (
     Stage,
 )
 from concord.errors import Conflict
+from concord.prepared import PreparedQuery
 
 
 class Refusal(models.TextChoices):
@@ -109,7 +110,7 @@ class Condition:
 
     The Q is built only when asked for (`q`): it holds subqueries whose construction costs more
     than running the compiled statement, and the claim and every submit bind their values into
-    a statement compiled once (cached_statement), needing only to know which conditions apply."""
+    a statement compiled once (rule_query), needing only to know which conditions apply."""
 
     refusal: Refusal
     rule: bool | Callable[[], Q]
@@ -261,16 +262,13 @@ def item_refusal(
     if blocked is not None:
         return blocked
     refusals = [c.refusal for c in checks if c.per_item]
-    sql, params = cached_statement(
+    row = rule_query(
         ("check", handed, only),
         lambda who, now, item_id, lost: _flags(conditions(who, now), item_id),
         who=who,
         now=now,
         item_id=item_id,
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
+    ).first()
     if row is None:
         return Refusal.CLOSED
     return next((refusal for refusal, ok in zip(refusals, row, strict=True) if not ok), None)
@@ -292,17 +290,18 @@ def _flags(conditions: list[Condition], item_id: int) -> QuerySet:
     )
 
 
-def claim_statement(who: Who, now: datetime, lost: list[int]) -> tuple[str, list]:
+def claim_query(who: Who, now: datetime, lost: list[int]) -> BoundQuery:
     """The claim: lock the first item of the volunteer's queue (not one in `lost`), skipping
-    rows other claims hold; its id, or no row."""
+    rows other claims hold; the item with its issue, or nothing."""
 
     def build(who: Who, now: datetime, item_id: int, lost: list[int]) -> QuerySet:
         queue = labeling_queue(conditions_for(who, now), who.project_id)
         if lost:
             queue = queue.exclude(pk__in=lost)
-        return queue.select_for_update(skip_locked=True, of=("self",)).values_list("pk")[:1]
+        locked = queue.select_for_update(skip_locked=True, of=("self",))
+        return locked.select_related("issue")[:1]
 
-    return cached_statement(("claim",), build, who=who, now=now, lost=lost)
+    return rule_query(("claim",), build, who=who, now=now, lost=lost)
 
 
 def labeling_queue(conditions: list[Condition], project_id: int) -> QuerySet[Item]:
@@ -316,22 +315,28 @@ def labeling_queue(conditions: list[Condition], project_id: int) -> QuerySet[Ite
 # Django takes ~4 ms to compile the claim's query and ~2 ms the submit's check; PostgreSQL runs
 # either in about a millisecond, and both run on every request. Their SQL depends only on the
 # rule's shape (pilot, quota, reservations, how many items to pass over), not on whose or which
-# item: each shape is compiled once with stand-in values, and each request binds its own values
-# into the same statement.
-# Stand-ins lie inside their fields' ranges: Django folds a comparison with a value out of range
-# (k < 0 on a positive field) into a constant, which would bake it into the statement.
-_STAND_INS = {
-    "project": 2_100_000_001,
-    "volunteer": 2_100_000_002,
-    "item": 2_100_000_003,
-    "k": 32_701,
-}
-_STAND_IN_NOW = datetime(1901, 2, 3, 4, 5, 6, 789, tzinfo=UTC)
-_LOST = 2_000_000_000  # passed-over items: _LOST, _LOST + 1, ...
-_statements: dict[tuple, tuple[str, list[tuple[str, object]]]] = {}
+# item: each shape is a PreparedQuery, compiled once, into which each request binds its values.
+_rule_queries: dict[tuple, PreparedQuery] = {}
 
 
-def cached_statement(
+@dataclass(frozen=True)
+class BoundQuery:
+    """A rule query with one request's values."""
+
+    query: PreparedQuery
+    values: dict[str, object]
+
+    def run(self) -> list:
+        return self.query.run(**self.values)
+
+    def first(self):
+        return self.query.first(**self.values)
+
+    def statement(self) -> tuple[str, list]:
+        return self.query.statement(**self.values)
+
+
+def rule_query(
     shape: tuple,
     build: Callable[[Who, datetime, int, list[int]], QuerySet],
     *,
@@ -339,61 +344,29 @@ def cached_statement(
     now: datetime,
     item_id: int = 0,
     lost: list[int] | None = None,
-) -> tuple[str, list]:
-    """`build(who, now, item_id, lost)`'s SQL and parameters, compiled once per shape."""
+) -> BoundQuery:
+    """`build(who, now, item_id, lost)` as a query compiled once per shape of the rule."""
     lost = lost or []
-    if connection.vendor != "postgresql":  # elsewhere values are adapted while compiling
-        return _compiled(build(who, now, item_id, lost))
-    key = (shape, who.pilot, who.under_quota, who.reserving, len(lost))
-    if key not in _statements:
-        stand_in = replace(
-            who,
-            project_id=_STAND_INS["project"],
-            volunteer_id=_STAND_INS["volunteer"],
-            k=_STAND_INS["k"],
-        )
-        lost_in = [_LOST + n for n in range(len(lost))]
-        sql, params = _compiled(build(stand_in, _STAND_IN_NOW, _STAND_INS["item"], lost_in))
-        _statements[key] = (sql, [_slot(value) for value in params])
-    sql, slots = _statements[key]
+    key = (shape, who.pilot, who.under_quota, who.reserving, who.archived, len(lost))
+    query = _rule_queries.get(key)
+    if query is None:
+        shape_of = who  # what the statement's shape depends on; the ids and k are bound
+
+        def bound(project, volunteer, k, item, now, **passed):
+            who = replace(shape_of, project_id=project, volunteer_id=volunteer, k=k)
+            return build(who, now, item, list(passed.values()))
+
+        # a shape may leave values out (no item in the claim, no time in some checks)
+        query = _rule_queries.setdefault(key, PreparedQuery(bound, strict=False))
     values = {
         "project": who.project_id,
         "volunteer": who.volunteer_id,
         "k": who.k,
         "item": item_id,
         "now": now,
+        **{f"lost_{n}": item for n, item in enumerate(lost)},
     }
-    return sql, [_bind(slot, values, lost) for slot in slots]
-
-
-def _compiled(queryset: QuerySet) -> tuple[str, list]:
-    if queryset.query.select_for_update and connection.get_autocommit():
-        with transaction.atomic():  # Django compiles FOR UPDATE only inside a transaction
-            return _compiled(queryset)
-    sql, params = queryset.query.sql_with_params()
-    return sql, list(params)
-
-
-def _bind(slot: tuple[str, object], values: dict[str, object], lost: list[int]) -> object:
-    kind, value = slot
-    if kind == "value":
-        return values[str(value)]
-    if kind == "lost":
-        return lost[int(str(value))]
-    return value
-
-
-def _slot(value: object) -> tuple[str, object]:
-    """Where a compiled parameter's value comes from: a stand-in's name, a passed-over item, or
-    a constant of the shape (stages, Coalesce's 0): every value that varies is a stand-in."""
-    names = {v: name for name, v in _STAND_INS.items()}
-    if value == _STAND_IN_NOW:
-        return ("value", "now")
-    if isinstance(value, int) and not isinstance(value, bool) and value in names:
-        return ("value", names[value])
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value - _LOST < 1000:
-        return ("lost", value - _LOST)
-    return ("constant", value)
+    return BoundQuery(query, values)
 
 
 def labeling_refusal(*, item: Item, volunteer, now: datetime | None = None) -> Refusal | None:

@@ -29,7 +29,8 @@ from annotation.models import (
     Stage,
 )
 from annotation.rendering import markdown_to_html, title_to_html
-from ingest.models import KeywordMatch
+from concord.prepared import PreparedQuery
+from ingest.models import Comment, KeywordMatch
 
 
 def revealed_labels(*, item: Item, project: Project, viewer) -> list[Annotation]:
@@ -117,11 +118,23 @@ class ItemView:
     revealed: bool
 
 
+# What every item shown to a volunteer reads, compiled once (issue #16).
+_KEYWORDS = PreparedQuery(
+    lambda issue: KeywordMatch.objects.filter(issue_id=issue).values_list("keywords", flat=True)
+)
+_COMMENTS = PreparedQuery(
+    lambda issue: Comment.objects.filter(issue_id=issue).order_by("created_at", "comment_id")
+)
+_MINE_WITH_NODE = PreparedQuery(
+    lambda item, viewer: Annotation.objects.select_related("node").filter(
+        item_id=item, volunteer_id=viewer
+    )
+)
+
+
 def item_keywords(item: Item) -> list[str]:
     found: dict[str, None] = {}
-    for keywords in KeywordMatch.objects.filter(issue_id=item.issue_id).values_list(
-        "keywords", flat=True
-    ):
+    for keywords in _KEYWORDS.run(issue=item.issue_id):
         found.update(dict.fromkeys(keywords))
     return list(found)
 
@@ -131,9 +144,9 @@ def item_view(*, item: Item, project: Project, viewer) -> ItemView:
     keywords = item_keywords(item)
     comments = [
         CommentView(c.author, c.created_at, highlight_keywords(markdown_to_html(c.body), keywords))
-        for c in issue.comments.order_by("created_at", "comment_id")
+        for c in _COMMENTS.run(issue=issue.pk)
     ]
-    mine = Annotation.objects.select_related("node").filter(item=item, volunteer=viewer).first()
+    mine = _MINE_WITH_NODE.first(item=item.pk, viewer=viewer.pk)
     return ItemView(
         item=item,
         keywords=keywords,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -15,9 +16,27 @@ from annotation.lifecycle import item_settle
 from annotation.models import Action, Annotation, Item, PilotStatus, Project, Reservation
 from annotation.project_nodes import node_is_foreign, with_foreign_flag
 from concord.errors import ConcordError, Conflict
+from concord.prepared import PreparedQuery
 from taxonomy.models import Level, Node
 
 SUMMARY_MAX = 500
+
+
+def _usable_node(taxonomy: int, code: str, project: int) -> QuerySet[Node]:
+    nodes = Node.objects.filter(taxonomy_id=taxonomy, code=code)  # (taxonomy, code) is unique
+    return with_foreign_flag(nodes, Project(pk=project, taxonomy_id=taxonomy))
+
+
+# The statements of every submit, compiled once (issue #16).
+_NODE = PreparedQuery(_usable_node)
+_LOCKED_ITEM = PreparedQuery(
+    lambda item: Item.objects.select_for_update(of=("self",))
+    .select_related("project", "issue")
+    .filter(pk=item)
+)
+_MINE = PreparedQuery(
+    lambda item, volunteer: Annotation.objects.filter(item_id=item, volunteer_id=volunteer)
+)
 
 
 def label_node(*, project: Project, code: str) -> Node:
@@ -25,8 +44,8 @@ def label_node(*, project: Project, code: str) -> Node:
     code = (code or "").strip()
     if not code:
         raise ConcordError(_("Choose a category."))
-    nodes = Node.objects.filter(taxonomy_id=project.taxonomy_id, code=code)
-    node = with_foreign_flag(nodes, project).first()  # node_check then needs no query
+    # with its foreign flag, so node_check needs no query
+    node = _NODE.first(taxonomy=project.taxonomy_id, code=code, project=project.pk)
     if node is None:
         raise ConcordError(
             _("%(code)s is not a category of the taxonomy %(taxonomy)s.")
@@ -109,14 +128,10 @@ def annotation_submit(
     with transaction.atomic():
         # Lock the item row only (`of`): locking the joined project row too would make every
         # submit in the project wait for the one before it to commit.
-        item = (
-            Item.objects.select_for_update(of=("self",))
-            .select_related("project", "issue")
-            .get(pk=item.pk)
-        )
+        item = _LOCKED_ITEM.first(item=item.pk) or Item.objects.get(pk=item.pk)  # (raises)
         project = item.project
         node_check(project=project, node=node)
-        mine = Annotation.objects.filter(item=item, volunteer=volunteer).first()
+        mine = _MINE.first(item=item.pk, volunteer=volunteer.pk)
         if mine is not None:
             mine.item = item
             if mine.node_id == node.pk and mine.summary == summary:

@@ -151,10 +151,10 @@ def test_claim_is_one_query_plan_that_uses_the_partial_index(project, personas):
     """The claim must not sort every labelable item: the partial index gives the order."""
     needs_postgres(connection)
     items(project, 30)
-    from annotation.labeling.eligibility import claim_statement, who_labels
+    from annotation.labeling.eligibility import claim_query, who_labels
 
     who = who_labels(project=project, volunteer=personas["volunteer_a"])
-    sql, params = claim_statement(who, timezone.now(), lost=[])
+    sql, params = claim_query(who, timezone.now(), lost=[]).statement()
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN " + sql, params)
