@@ -93,6 +93,12 @@ def project_item(project: Project, item_id: int) -> Item:
     return item
 
 
+def project_item_ref(project: Project, item_id: int) -> Item:
+    """A reference to item `item_id` of `project`, for a service that loads the item itself
+    (annotation_submit locks it, answering 404 if it is not in the project): no query here."""
+    return Item(pk=item_id, project=project)
+
+
 def projects_of(user) -> QuerySet[Project]:
     projects = Project.objects.select_related("taxonomy").order_by("name")
     if user.is_superuser:

@@ -21,8 +21,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from django.db.models import Exists, OuterRef
+
 from annotation.audit import audit_record
-from annotation.models import Action, Annotation, AuditEvent, Item, Method, Resolution, Stage
+from annotation.models import Action, AuditEvent, Item, Method, Resolution, Stage
 from concord.errors import Conflict
 from concord.prepared import PreparedQuery
 from ingest.services import insert_rows
@@ -161,12 +163,12 @@ def items_move(*, project, moves: Iterable[Move], action: str, actor=None) -> in
     return len(events)
 
 
-# Every label settles its item: the two reads compiled once (issue #16).
-_LABELS = PreparedQuery(
-    lambda item: Annotation.objects.filter(item_id=item).values_list("node_id", flat=True)
-)
-_RESOLVED = PreparedQuery(
-    lambda item: Resolution.objects.filter(item_id=item).values_list("pk")[:1]
+# Every label settles its item: what it reads of the item, in one statement compiled once
+# (issue #16): a row per label, (node id, resolved), or one (None, resolved) with no label.
+_LABELS_AND_RESOLVED = PreparedQuery(
+    lambda item: Item.objects.filter(pk=item).values_list(
+        "annotations__node_id", Exists(Resolution.objects.filter(item_id=OuterRef("pk")))
+    )
 )
 CHUNK = 2000  # ids per UPDATE ... WHERE id IN (...), well under SQLite's variable limit
 
@@ -187,8 +189,9 @@ def item_settle(
     the k-th label the cross-check follows in a row of its own, by Concord: a unanimous item
     gets its resolution (method unanimous) and goes final, any other goes to the lead as
     disputed, with its agreement kept for the queue's order. Returns the new stage."""
-    labels = _LABELS.run(item=item.pk)
-    resolved = bool(_RESOLVED.run(item=item.pk))
+    rows = _LABELS_AND_RESOLVED.run(item=item.pk)
+    labels = [node for node, _ in rows if node is not None]
+    resolved = any(resolved for _, resolved in rows)
     outcome = item_outcome(
         stage=item.stage, labels=labels, resolved=resolved, k=item.project.overlap_k
     )

@@ -9,6 +9,7 @@ itself (it would tell that host who reads the issue, and when), yet the reader s
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import threading
@@ -46,10 +47,28 @@ def _converter() -> markdown.Markdown:
     return _local.converter
 
 
+# An item is shown to each of its k volunteers within minutes (and prefetched by the labeling
+# page): the HTML of recent texts is kept, by the text itself, so nothing can go stale. Long
+# texts are converted each time, which bounds the memory this holds (~12 MB at most).
+RENDERED_KEPT = 512
+RENDERED_KEPT_MAX_CHARS = 8_000
+
+
 def markdown_to_html(text: str) -> str:
     """Safe HTML for `text`; the result may be marked safe in a template."""
     if not text:
         return ""
+    if len(text) <= RENDERED_KEPT_MAX_CHARS:
+        return _kept_html(text)
+    return _html(text)
+
+
+@functools.lru_cache(maxsize=RENDERED_KEPT)
+def _kept_html(text: str) -> str:
+    return _html(text)
+
+
+def _html(text: str) -> str:
     converted = _converter().reset().convert(text)
     cleaned = nh3.clean(
         converted,

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.access import access_project, project_item, user_role
+from annotation.access import access_project, project_item, project_item_ref, user_role
 from annotation.api_input import validated
 from annotation.blindness import stage_seen
 from annotation.labeling.assignment import Claim, item_skip, next_item_claim, skip_undo
@@ -36,8 +36,9 @@ NONE_RESPONSE = OpenApiResponse(
 CONFLICT = OpenApiResponse(description="The item's state forbids it now (`detail` says why).")
 
 
-def item_payload(*, item: Item, project: Project, viewer, reserved_until=None) -> dict:
-    view = item_view(item=item, project=project, viewer=viewer)
+def claimed_item_payload(*, item: Item, project: Project, viewer, reserved_until) -> dict:
+    """The item a claim just handed to `viewer`, as ItemOut shows it."""
+    view = item_view(item=item, project=project, viewer=viewer, claimed=True)
     return {
         "item": item,
         "stage": stage_seen(item, project, user_role(viewer, project)),
@@ -57,7 +58,7 @@ def claim_response(claim: Claim, *, project: Project, viewer) -> Response:
         response = Response(status=status.HTTP_204_NO_CONTENT)
         response[REASON_HEADER] = claim.reason.value if claim.reason else ""
         return response
-    payload = item_payload(
+    payload = claimed_item_payload(
         item=claim.item, project=project, viewer=viewer, reserved_until=claim.expires_at
     )
     return Response(ItemOut(payload).data)
@@ -86,7 +87,7 @@ class AnnotationPutApi(APIView):
     )
     def put(self, request: Request, slug: str, item_id: int) -> Response:
         project = access_project(request.user, slug)
-        item = project_item(project, item_id)
+        item = project_item_ref(project, item_id)  # loaded and locked by annotation_submit
         data = validated(AnnotationIn, request.data)
         node = label_node(project=project, code=data["node"])
         annotation, created = annotation_submit(

@@ -141,15 +141,30 @@ def reservation_room(*, item: Item, volunteer, capacity: int, used: int, now) ->
 
 
 def reserve(*, item: Item, volunteer, now, minutes: int) -> datetime:
-    """Hold `item` for `volunteer` for `minutes` (the project's reservation time); one
-    statement: insert, or renew their old one. Returns when it expires."""
+    """Hold `item` for `volunteer` for `minutes` (the project's reservation time): insert, or
+    renew their old one. Their other reservations that expired are dropped on the way (lazily:
+    no other row is touched, so concurrent claims never contend on these deletes). One
+    statement on PostgreSQL. Returns when the hold expires."""
     expires_at = now + timedelta(minutes=minutes)
-    Reservation.objects.bulk_create(
-        [Reservation(item=item, volunteer=volunteer, created_at=now, expires_at=expires_at)],
-        update_conflicts=True,
-        unique_fields=["item", "volunteer"],
-        update_fields=["created_at", "expires_at"],
-    )
+    if connection.vendor != "postgresql":  # no DELETE inside WITH
+        _expired_drop(volunteer=volunteer, now=now, keep=item.pk)
+        Reservation.objects.bulk_create(
+            [Reservation(item=item, volunteer=volunteer, created_at=now, expires_at=expires_at)],
+            update_conflicts=True,
+            unique_fields=["item", "volunteer"],
+            update_fields=["created_at", "expires_at"],
+        )
+        return expires_at
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH expired AS (DELETE FROM annotation_reservation "
+            "WHERE volunteer_id = %(volunteer)s AND expires_at <= %(now)s AND item_id <> %(item)s) "
+            "INSERT INTO annotation_reservation (item_id, volunteer_id, created_at, expires_at) "
+            "VALUES (%(item)s, %(volunteer)s, %(now)s, %(expires)s) "
+            "ON CONFLICT (item_id, volunteer_id) "
+            "DO UPDATE SET created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at",
+            {"item": item.pk, "volunteer": volunteer.pk, "now": now, "expires": expires_at},
+        )
     return expires_at
 
 
@@ -192,7 +207,6 @@ def next_item_claim(*, project: Project, volunteer, exclude: Sequence[int] = ())
     ones whose labels are still on their way to the server); the claim hands out another, so
     the page can hold the next item ready while the volunteer reads the current one."""
     now = timezone.now()
-    expired_reservations_drop(volunteer=volunteer, now=now)
     who = who_labels(project=project, volunteer=volunteer)
     blocked = next((c.refusal for c in conditions_for(who, now) if c.blocked), None)
     if blocked is not None:  # archived, the pilot or the quota: nothing for this volunteer
@@ -229,15 +243,11 @@ def next_item(*, project: Project, volunteer) -> Item | None:
     return next_item_claim(project=project, volunteer=volunteer).item
 
 
-def expired_reservations_drop(*, volunteer, now) -> None:
-    """Lazily drop the volunteer's own expired reservations (no other row is touched, so
-    concurrent claims never contend on these deletes). One statement in autocommit: the ORM's
-    delete() would wrap it in a transaction of its own, three round trips on every claim."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "DELETE FROM annotation_reservation WHERE volunteer_id = %s AND expires_at <= %s",
-            [volunteer.pk, now],
-        )
+def _expired_drop(*, volunteer, now, keep: int) -> None:
+    """The volunteer's reservations that expired, but the one on `keep`, deleted (see reserve)."""
+    Reservation.objects.filter(volunteer=volunteer, expires_at__lte=now).exclude(
+        item_id=keep
+    ).delete()
 
 
 def release(*, item: Item, volunteer) -> int:

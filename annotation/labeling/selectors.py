@@ -139,14 +139,16 @@ def item_keywords(item: Item) -> list[str]:
     return list(found)
 
 
-def item_view(*, item: Item, project: Project, viewer) -> ItemView:
+def item_view(*, item: Item, project: Project, viewer, claimed: bool = False) -> ItemView:
+    """`claimed`: the item was just handed to `viewer` by a claim, which never hands out an item
+    they labeled, so there is no label of theirs to look up."""
     issue = item.issue
     keywords = item_keywords(item)
     comments = [
         CommentView(c.author, c.created_at, highlight_keywords(markdown_to_html(c.body), keywords))
         for c in _COMMENTS.run(issue=issue.pk)
     ]
-    mine = _MINE_WITH_NODE.first(item=item.pk, viewer=viewer.pk)
+    mine = None if claimed else _MINE_WITH_NODE.first(item=item.pk, viewer=viewer.pk)
     return ItemView(
         item=item,
         keywords=keywords,

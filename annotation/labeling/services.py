@@ -7,6 +7,7 @@ from datetime import datetime
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
+from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -30,9 +31,9 @@ def _usable_node(taxonomy: int, code: str, project: int) -> QuerySet[Node]:
 # The statements of every submit, compiled once (issue #16).
 _NODE = PreparedQuery(_usable_node)
 _LOCKED_ITEM = PreparedQuery(
-    lambda item: Item.objects.select_for_update(of=("self",))
+    lambda item, project: Item.objects.select_for_update(of=("self",))
     .select_related("project", "issue")
-    .filter(pk=item)
+    .filter(pk=item, project_id=project)
 )
 _MINE = PreparedQuery(
     lambda item, volunteer: Annotation.objects.filter(item_id=item, volunteer_id=volunteer)
@@ -118,7 +119,9 @@ def annotation_submit(
     stored annotation and changes nothing. A different label on an item already labeled is an
     edit, which needs the `version` the form was built from: a stale one is a Conflict, never a
     silent overwrite. The item row is locked for the whole transaction, so two submits for the
-    same item (by anyone) run one after the other and label_count never passes k."""
+    same item (by anyone) run one after the other and label_count never passes k.
+
+    `item` may be a reference (project_item_ref): it is loaded here, with the lock."""
     summary = " ".join((summary or "").split())
     if len(summary) > SUMMARY_MAX:
         raise ConcordError(
@@ -128,7 +131,9 @@ def annotation_submit(
     with transaction.atomic():
         # Lock the item row only (`of`): locking the joined project row too would make every
         # submit in the project wait for the one before it to commit.
-        item = _LOCKED_ITEM.first(item=item.pk) or Item.objects.get(pk=item.pk)  # (raises)
+        item = _LOCKED_ITEM.first(item=item.pk, project=item.project_id)
+        if item is None:
+            raise Http404(_("No such item in this project."))
         project = item.project
         node_check(project=project, node=node)
         mine = _MINE.first(item=item.pk, volunteer=volunteer.pk)

@@ -18,7 +18,6 @@ from annotation.labeling.assignment import (
     Claim,
     NoneReason,
     claim_next,
-    expired_reservations_drop,
     lock_first,
     reservation_room,
 )
@@ -74,7 +73,6 @@ def screening_next_claim(*, project: Project, volunteer) -> Claim:
     if not project.screening_enabled:
         return Claim(None, NoneReason.SCREENING_OFF)
     now = timezone.now()
-    expired_reservations_drop(volunteer=volunteer, now=now)
     held = (
         Reservation.objects.filter(
             volunteer=volunteer,

@@ -16,7 +16,9 @@ States (--state, any of):
 Prints, per phase (state x volunteers), the median of --runs runs: labels/s, next-item and submit
 p50/p95/p99, PostgreSQL CPU seconds per stored label (the bench database's backends and autovacuum
 workers alive at the end of the run; gunicorn keeps its connections for CONN_MAX_AGE, so its
-backends live through the run) and the peak RSS / PSS of the server's process tree (gunicorn
+backends live through the run), the CPU the server's process tree and the benchmark's own
+simulated volunteers spent per label (all share the two cores), and the peak RSS / PSS of the
+server's process tree (gunicorn
 arbiter and workers, Celery worker and its children), against the targets of issue #16:
 >= 100 labels/s, next-item p50 <= 10 ms and p95 <= 50 ms, submit p95 <= 50 ms, <= 600 MB RSS,
 0 labels lost, 0 items past k.
@@ -59,6 +61,8 @@ class Run:
     next_ms: tuple[float, float, float]
     submit_ms: tuple[float, float, float]
     pg_cpu_per_label_ms: float
+    server_cpu_per_label_ms: float
+    client_cpu_per_label_ms: float
     rss_mb: float
     pss_mb: float
     lost: int
@@ -156,7 +160,7 @@ def prepare(project, state: str, tokens: list[str], late_labels: int) -> None:
                 number=str(n),
                 url=f"https://github.com/{OWNER}/issues/issues/{n}",
                 title=f"Training hangs after step {n} with NCCL timeout",
-                body=ISSUE_BODY,
+                body=ISSUE_BODY.format(n=n),  # each its own: no cache sees one text
             )
             for n in range(1, ITEMS + 1)
         ),
@@ -172,9 +176,9 @@ def prepare(project, state: str, tokens: list[str], late_labels: int) -> None:
 
 
 ISSUE_BODY = (
-    "Running `torchrun --nproc_per_node 8 train.py` the job hangs after a few hundred steps.\n\n"
+    "Running `torchrun --nproc_per_node 8 train.py` the job hangs after {n} steps.\n\n"
     "```\nRuntimeError: NCCL communicator was aborted on rank 3. Watchdog caught collective "
-    "operation timeout: WorkNCCL(SeqNum=1234, OpType=ALLREDUCE) ran for 1800000 milliseconds\n"
+    "operation timeout: WorkNCCL(SeqNum={n}, OpType=ALLREDUCE) ran for 1800000 milliseconds\n"
     "```\n\nEnvironment: CUDA 12.1, 8 x A100, PyTorch 2.3. 训练在若干步后卡住。\n"
 )
 
@@ -275,19 +279,35 @@ def served(workers: int | None, threads: int | None):
 def postgres_cpu_seconds(database: str) -> dict[int, float]:
     """CPU seconds of each PostgreSQL process working for `database` (its backends and
     autovacuum workers, by their process titles), by pid: other databases are not counted."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    seconds: dict[int, float] = {}
+    pids = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             title = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            if not title.startswith("postgres:") or f" {database} " not in f"{title} ":
-                continue
-            text = (proc / "stat").read_text()
+        except OSError:  # ended meanwhile
+            continue
+        if title.startswith("postgres:") and f" {database} " in f"{title} ":
+            pids.append(int(proc.name))
+    return cpu_seconds(pids)
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """CPU seconds (user and system) each of `pids` has used so far, by pid."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    seconds: dict[int, float] = {}
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/stat").read_text()
         except OSError:  # ended meanwhile
             continue
         fields = text[text.rindex(")") + 2 :].split()
-        seconds[int(proc.name)] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
     return seconds
+
+
+def used_since(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds used between two readings; a process that ended meanwhile counts nothing
+    (its reading is gone), one that started counts all it used."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
 
 
 def measure(tree: Tree, project, tokens: list[str], themes: list[str], seconds: float) -> Run:
@@ -307,9 +327,12 @@ def measure(tree: Tree, project, tokens: list[str], themes: list[str], seconds: 
     database = connection.settings_dict["NAME"]
     earlier = stored_labels(project.slug, tokens)  # late in the study: labels given before the run
     cpu_before = postgres_cpu_seconds(database)  # by process: one that ends must not count less
+    server_before = cpu_seconds(tree.pids())
+    client_before = time.process_time()  # the simulated volunteers' own work, on the same cores
     tally: Tally = drive(tree.base_url, project.slug, tokens, themes, seconds, 0.0)
-    cpu_after = postgres_cpu_seconds(database)
-    cpu = sum(seconds - cpu_before.get(pid, 0.0) for pid, seconds in cpu_after.items())
+    client = time.process_time() - client_before
+    server = used_since(server_before, cpu_seconds(tree.pids()))
+    cpu = used_since(cpu_before, postgres_cpu_seconds(database))
     done.set()
     sampler.join()
     figures = outcome(tally, database_figures(project.slug, tokens), before=earlier)
@@ -319,6 +342,8 @@ def measure(tree: Tree, project, tokens: list[str], themes: list[str], seconds: 
         next_ms=percentiles(tally.next_ms) if len(tally.next_ms) > 1 else (0.0, 0.0, 0.0),
         submit_ms=percentiles(tally.submit_ms) if len(tally.submit_ms) > 1 else (0.0, 0.0, 0.0),
         pg_cpu_per_label_ms=cpu / stored * 1000,
+        server_cpu_per_label_ms=server / stored * 1000,
+        client_cpu_per_label_ms=client / stored * 1000,
         rss_mb=peak[0],
         pss_mb=peak[1],
         lost=figures["lost"],
@@ -343,7 +368,10 @@ def report(state: str, volunteers: int, runs: list[Run]) -> bool:
     print(f"  next-item ms   p50 {nxt[0]:6.1f}  p95 {nxt[1]:6.1f}  p99 {nxt[2]:6.1f}")
     print(f"  submit ms      p50 {sub[0]:6.1f}  p95 {sub[1]:6.1f}  p99 {sub[2]:6.1f}")
     pg = med(r.pg_cpu_per_label_ms for r in runs)
+    server = med(r.server_cpu_per_label_ms for r in runs)
+    client = med(r.client_cpu_per_label_ms for r in runs)
     print(f"  PostgreSQL CPU {pg:6.2f} ms per stored label")
+    print(f"  CPU per label  server tree {server:.2f} ms, benchmark client {client:.2f} ms")
     print(f"  server tree    peak RSS {rss:6.0f} MB, PSS {pss:6.0f} MB")
     print(f"  lost {lost}, items past k {over_k}")
     for error in errors[:5]:
