@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from annotation.models import Action, AuditEvent, Item, Project
+from concord.prepared import saved
 
 
 def audit_record(
@@ -16,7 +17,7 @@ def audit_record(
 ) -> AuditEvent:
     """Record that `actor` (None: Concord itself) did `action`, `before` -> `after` as plain
     JSON-able values (node codes, not ids, so the trail reads well after the taxonomy grows)."""
-    return AuditEvent.objects.create(
+    event = AuditEvent(
         project=project,
         item=item,
         actor=actor if actor is not None and actor.is_authenticated else None,
@@ -24,3 +25,5 @@ def audit_record(
         before=before,
         after=after,
     )
+    saved(event)  # every label writes one: its INSERT written once
+    return event

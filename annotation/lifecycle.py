@@ -26,7 +26,7 @@ from django.db.models import Exists, OuterRef
 from annotation.audit import audit_record
 from annotation.models import Action, AuditEvent, Item, Method, Resolution, Stage
 from concord.errors import Conflict
-from concord.prepared import PreparedQuery
+from concord.prepared import PreparedQuery, saved
 from ingest.services import insert_rows
 
 # Stages an item without labels can be in; which one is the screening's business.
@@ -118,7 +118,7 @@ def item_move(
     transition_check(item.stage, to)
     was = item.stage
     item.stage = to
-    item.save(update_fields=["stage", *save])
+    saved(item, update_fields=["stage", *save])
     return audit_record(
         project=item.project,
         item=item,
@@ -201,7 +201,7 @@ def item_settle(
         audit_record(project=item.project, item=item, actor=actor, action=action, after=details)
     if outcome.stage == item.stage:
         if save:
-            item.save(update_fields=list(save))
+            saved(item, update_fields=list(save))
         return item.stage
     if not cross_check or agreement is None:  # (agreement is set whenever cross_check is)
         item_move(item=item, to=outcome.stage, action=action, actor=actor, after=details, save=save)

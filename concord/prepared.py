@@ -17,14 +17,15 @@ found again; the embedded SQLite default is not where speed matters.
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connections, transaction
-from django.db.models import QuerySet
+from django.db import DatabaseError, connections, transaction
+from django.db.models import Field, Model, QuerySet
 from django.db.models.query import (  # type: ignore[attr-defined]  # ModelIterable's helper
     FlatValuesListIterable,
     ModelIterable,
@@ -185,3 +186,68 @@ def _instance_reader(compiler: Any, using: str) -> Callable[[Any, list], list]:
         return objects
 
     return read
+
+
+# ------------------------------------------------------------------------------ writes
+
+
+def saved(obj: Model, *, update_fields: Sequence[str] | None = None) -> None:
+    """`obj.save()` (or `obj.save(update_fields=...)`) for the statements every label writes:
+    the INSERT or UPDATE is written once per model and set of fields, and each call only
+    prepares its values the way Model.save does (pre_save: auto_now times; get_db_prep_save:
+    JSON, dates). No signals are sent: none are connected to the models it is used for. Elsewhere
+    than PostgreSQL it is obj.save()."""
+    connection = connections[obj._state.db or "default"]
+    if connection.vendor != "postgresql":
+        obj.save(update_fields=update_fields)
+        return
+    meta = obj._meta
+    if update_fields is not None:
+        fields = [_field(type(obj), name) for name in update_fields]
+        values = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in fields]
+        with connection.cursor() as cursor:
+            cursor.execute(_update_sql(type(obj), tuple(update_fields)), [*values, obj.pk])
+            if cursor.rowcount != 1:  # as Model.save says it
+                raise DatabaseError("Save with update_fields did not affect any rows.")
+        return
+    fields = _insert_fields(type(obj), obj.pk is not None)
+    values = [f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(type(obj), obj.pk is not None), values)
+        returned = cursor.fetchone()
+    for field, value in zip(meta.db_returning_fields, returned, strict=True):
+        setattr(obj, field.attname, value)
+    obj._state.adding = False
+    obj._state.db = connection.alias
+
+
+def _field(model: type[Model], name: str) -> Field:
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field) or not field.concrete:
+        raise TypeError(f"{model.__name__}.{name} is not a column")
+    return field
+
+
+@functools.cache
+def _insert_fields(model: type[Model], pk_given: bool) -> list:
+    fields = [f for f in model._meta.local_concrete_fields if not f.generated]
+    return fields if pk_given else [f for f in fields if f is not model._meta.auto_field]
+
+
+@functools.cache
+def _insert_sql(model: type[Model], pk_given: bool) -> str:
+    quote = connections["default"].ops.quote_name
+    columns = ", ".join(quote(f.column) for f in _insert_fields(model, pk_given))
+    values = ", ".join(["%s"] * len(_insert_fields(model, pk_given)))
+    returning = ", ".join(quote(f.column) for f in model._meta.db_returning_fields)
+    table = quote(model._meta.db_table)
+    return f"INSERT INTO {table} ({columns}) VALUES ({values}) RETURNING {returning}"  # noqa: S608 - names from the model
+
+
+@functools.cache
+def _update_sql(model: type[Model], names: tuple[str, ...]) -> str:
+    quote = connections["default"].ops.quote_name
+    meta = model._meta
+    assignments = ", ".join(f"{quote(str(_field(model, name).column))} = %s" for name in names)
+    table, pk = quote(meta.db_table), quote(str(meta.pk.column))
+    return f"UPDATE {table} SET {assignments} WHERE {pk} = %s"  # noqa: S608 - names from the model

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.db.models import Count, IntegerField, Value
 from django.utils import timezone
 
@@ -115,3 +115,31 @@ class django_queries:
     def _log(self, execute, sql, params, many, context):
         self.seen.append(sql)
         return execute(sql, params, many, context)
+
+
+def test_saved_writes_what_save_writes(project, personas):
+    """An audit row and an item written by `saved` read back as Model.save would leave them:
+    JSON values, auto_now times, ids; an update writes the fields named and only those."""
+    from annotation.models import Action, AuditEvent
+    from concord.prepared import saved
+
+    needs_postgres(connection)
+    (item,) = make_items(project, 1)
+    event = AuditEvent(
+        project=project, item=item, actor=personas["volunteer_a"], action=Action.LABEL,
+        after={"node": "C.1", "summary": "训练卡住"},
+    )  # fmt: skip
+    saved(event)
+    stored = AuditEvent.objects.get(pk=event.pk)
+    assert stored.after == {"node": "C.1", "summary": "训练卡住"}
+    assert stored.before is None
+    assert stored.created_at == event.created_at
+    assert stored.created_at is not None
+
+    item.label_count, item.agreement = 2, 0.5  # only label_count is saved
+    saved(item, update_fields=["label_count"])
+    item.refresh_from_db()
+    assert (item.label_count, item.agreement) == (2, None)
+    gone = type(item)(pk=-1, project=project)
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        saved(gone, update_fields=["label_count"])

@@ -17,7 +17,7 @@ from annotation.lifecycle import item_settle
 from annotation.models import Action, Annotation, Item, PilotStatus, Project, Reservation
 from annotation.project_nodes import node_is_foreign, with_foreign_flag
 from concord.errors import ConcordError, Conflict
-from concord.prepared import PreparedQuery
+from concord.prepared import PreparedQuery, saved
 from taxonomy.models import Level, Node
 
 SUMMARY_MAX = 500
@@ -156,7 +156,7 @@ def _annotation_create(*, item: Item, volunteer, node: Node, summary: str) -> An
     summary_check(project=project, summary=summary)  # after the rule: no summary asked in vain
     held_since = reservation_end(item=item, volunteer=volunteer)
     seconds = None if held_since is None else max(0, int((now - held_since).total_seconds()))
-    annotation = Annotation.objects.create(
+    annotation = Annotation(
         item=item,
         volunteer=volunteer,
         node=node,
@@ -165,6 +165,7 @@ def _annotation_create(*, item: Item, volunteer, node: Node, summary: str) -> An
         # during a pilot the rule lets only the lead label, and only pilot items
         is_pilot=project.pilot_status == PilotStatus.RUNNING,
     )
+    saved(annotation)
     item.label_count += 1
     item_settle(
         item=item,
