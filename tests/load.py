@@ -11,12 +11,15 @@ repeat) is remembered, so a run can check that each of them is stored.
 
 from __future__ import annotations
 
+import http.client
+import json
 import random
 import statistics
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 RETRY_PAUSE = 0.5  # seconds before a volunteer sends a failed request again
 GRACE = 30.0  # seconds a request in progress at the end may take to get through
@@ -73,12 +76,60 @@ def drive(
     return tally
 
 
-def _volunteer(base_url, slug, token, themes, stop_at, think, tally: Tally, rng) -> None:
-    import requests
+class Reply:
+    """An HTTP answer, read whole."""
 
-    session = requests.Session()
-    session.headers["Authorization"] = f"Token {token}"
-    api = f"{base_url}/api/projects/{slug}"
+    def __init__(self, status_code: int, headers, body: bytes) -> None:
+        self.status_code, self.headers, self.content = status_code, headers, body
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self):
+        return json.loads(self.content)
+
+
+class Session:
+    """One volunteer's keep-alive HTTP connection, on the standard library's http.client: a
+    simulated volunteer shares the server's two cores, and requests' per-call work cost about
+    as much CPU as a third of the server's own (tests.bench.capacity prints the client's CPU per
+    label). A dropped connection raises ConnectionError and is made anew on the next call."""
+
+    def __init__(self, base_url: str, token: str) -> None:
+        parts = urlsplit(base_url)
+        self.host, self.port = parts.hostname, parts.port
+        self.headers = {"Authorization": f"Token {token}", "Accept": "application/json"}
+        self.connection: http.client.HTTPConnection | None = None
+
+    def request(self, method: str, path: str, *, timeout: float, json=None) -> Reply:
+        body = None if json is None else _json_bytes(json)
+        headers = dict(self.headers)
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+            self.connection.request(method.upper(), path, body=body, headers=headers)
+            answer = self.connection.getresponse()
+            return Reply(answer.status, answer.headers, answer.read())
+        except (OSError, http.client.HTTPException) as exc:  # refused, reset, cut off mid-answer
+            self.close()
+            raise ConnectionError(str(exc)) from exc
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
+def _json_bytes(value) -> bytes:
+    return json.dumps(value).encode()
+
+
+def _volunteer(base_url, slug, token, themes, stop_at, think, tally: Tally, rng) -> None:
+    session = Session(base_url, token)
+    api = f"/api/projects/{slug}"
     time.sleep(rng.uniform(0, think))  # volunteers do not all start in the same millisecond
     while time.monotonic() < stop_at:
         response = _call(session, "post", f"{api}/next-item/", tally.next_ms, tally, stop_at)
@@ -116,15 +167,13 @@ def _volunteer(base_url, slug, token, themes, stop_at, think, tally: Tally, rng)
         time.sleep(think)
 
 
-def _call(session, method, url, timings, tally: Tally, give_up_at, **kwargs):
+def _call(session: Session, method, url, timings, tally: Tally, give_up_at, **kwargs):
     """One request, sent again while the failure is retryable; None if it never got through."""
-    import requests
-
     while time.monotonic() < give_up_at:
         started = time.perf_counter()
         try:
             response = session.request(method, url, timeout=30, **kwargs)
-        except requests.ConnectionError:  # the server process died mid-request, or restarts
+        except ConnectionError:  # the server process died mid-request, or restarts
             tally.note_retryable("connection")
             time.sleep(RETRY_PAUSE)
             continue
