@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.access import access_project, project_item, project_item_ref, user_role
-from annotation.api_input import validated
+from annotation.api_input import represented, validated
 from annotation.blindness import stage_seen
 from annotation.labeling.assignment import Claim, item_skip, next_item_claim, skip_undo
 from annotation.labeling.selectors import item_view, my_annotations
@@ -61,7 +61,7 @@ def claim_response(claim: Claim, *, project: Project, viewer) -> Response:
     payload = claimed_item_payload(
         item=claim.item, project=project, viewer=viewer, reserved_until=claim.expires_at
     )
-    return Response(ItemOut(payload).data)
+    return Response(represented(ItemOut, payload))
 
 
 class NextItemApi(APIView):
@@ -98,7 +98,7 @@ class AnnotationPutApi(APIView):
             version=data.get("version"),
         )
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
-        return Response(AnnotationOut(annotation).data, status=code)
+        return Response(represented(AnnotationOut, annotation), status=code)
 
 
 class SkipApi(APIView):
