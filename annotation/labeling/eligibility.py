@@ -262,16 +262,40 @@ def item_refusal(
     if blocked is not None:
         return blocked
     refusals = [c.refusal for c in checks if c.per_item]
-    row = rule_query(
-        ("check", handed, only),
+    row = _check_query(who, now, item_id, conditions, (handed, only)).first()
+    if row is None:
+        return Refusal.CLOSED
+    return next((refusal for refusal, ok in zip(refusals, row, strict=True) if not ok), None)
+
+
+# The claim re-checks only other volunteers' holds once it has locked an item (claim_next).
+ROOM = frozenset({Refusal.NO_ROOM})
+
+
+def room_query(who: Who, now: datetime, item_id: int) -> BoundQuery:
+    """Whether the item still has room for the volunteer (its labels plus other volunteers'
+    live holds short of k): one row, one boolean, as item_refusal(..., only=ROOM) asks it."""
+
+    def conditions(who: Who, now: datetime) -> list[Condition]:
+        return [c for c in conditions_for(who, now) if c.refusal in ROOM]
+
+    return _check_query(who, now, item_id, conditions, (False, ROOM))
+
+
+def _check_query(
+    who: Who,
+    now: datetime,
+    item_id: int,
+    conditions: Callable[[Who, datetime], list[Condition]],
+    shape: tuple,
+) -> BoundQuery:
+    return rule_query(
+        ("check", *shape),
         lambda who, now, item_id, lost: _flags(conditions(who, now), item_id),
         who=who,
         now=now,
         item_id=item_id,
-    ).first()
-    if row is None:
-        return Refusal.CLOSED
-    return next((refusal for refusal, ok in zip(refusals, row, strict=True) if not ok), None)
+    )
 
 
 def _flags(conditions: list[Condition], item_id: int) -> QuerySet:

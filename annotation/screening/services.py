@@ -5,7 +5,7 @@ a dispute) move it to open (labeling) or excluded. Candidates are handed out lik
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime
 
 from django.db import models, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
@@ -20,6 +20,7 @@ from annotation.labeling.assignment import (
     claim_next,
     lock_first,
     reservation_room,
+    reserve,
 )
 from annotation.lifecycle import item_move
 from annotation.models import (
@@ -93,17 +94,20 @@ def screening_next_claim(*, project: Project, volunteer) -> Claim:
             item=item, volunteer=volunteer, capacity=project.screening_votes, used=used, now=now
         )
 
-    item = claim_next(
-        project=project,
-        volunteer=volunteer,
+    def hold(item: Item) -> datetime | None:
+        if not room(item):
+            return None
+        return reserve(item=item, volunteer=volunteer, now=now, minutes=project.reservation_minutes)
+
+    claimed = claim_next(
         pick=lambda lost: lock_first(
             _to_screen(project=project, volunteer=volunteer, now=now), lost
         ),
-        room=room,
-        now=now,
+        hold=hold,
     )
-    if item is not None:
-        return Claim(item, expires_at=now + timedelta(minutes=project.reservation_minutes))
+    if claimed is not None:
+        item, expires_at = claimed
+        return Claim(item, expires_at=expires_at)
     waiting = Item.objects.filter(project=project, stage=Stage.CANDIDATE).exclude(
         Exists(ScreeningVote.objects.filter(item=OuterRef("pk"), volunteer=volunteer))
     )

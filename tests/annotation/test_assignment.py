@@ -86,6 +86,34 @@ def test_reservations_of_others_count_toward_k_until_they_expire(project, person
     assert list(held) == [other.pk]
 
 
+def test_a_hold_is_made_only_while_the_item_has_room(project, personas):
+    """The claim's last step (reserve_if_room with the rule's room_query) checks the room and
+    makes the hold in one go: an item whose last slot another volunteer took meanwhile is not
+    held, and nothing is written; one with room is held, dropping the volunteer's expired holds."""
+    from annotation.labeling.assignment import reserve, reserve_if_room
+    from annotation.labeling.eligibility import room_query, who_labels
+
+    project.overlap_k = 1
+    project.save()
+    taken, free, old = items(project, 3)
+    a, b = personas["volunteer_a"], personas["volunteer_b"]
+    now = timezone.now()
+    reserve(item=taken, volunteer=b, now=now, minutes=30)
+    reserve(item=old, volunteer=a, now=now - timedelta(hours=1), minutes=30)  # expired
+    who = who_labels(project=project, volunteer=a)
+
+    def hold(item):
+        room = room_query(who, now, item.pk).statement()
+        return reserve_if_room(item=item, volunteer=a, now=now, minutes=30, room=room)
+
+    with transaction.atomic():
+        assert hold(taken) is None
+    assert not Reservation.objects.filter(item=taken, volunteer=a).exists()
+    with transaction.atomic():
+        assert hold(free) == now + timedelta(minutes=30)
+    assert list(Reservation.objects.filter(volunteer=a).values_list("item", flat=True)) == [free.pk]
+
+
 def test_items_with_k_labels_or_out_of_labeling_are_never_handed_out(project, personas):
     project.overlap_k = 2
     project.save()
