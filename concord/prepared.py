@@ -18,6 +18,8 @@ found again; the embedded SQLite default is not where speed matters.
 from __future__ import annotations
 
 import functools
+import itertools
+import re
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -60,6 +62,7 @@ class _Compiled:
     types: dict[str, type]
     rows: Callable[[Any, list], list]  # (compiler, fetched rows) -> what the QuerySet yields
     compiler: Any
+    server: ServerStatement | None  # the statement prepared on each connection, if it can be
 
 
 class PreparedQuery:
@@ -79,8 +82,14 @@ class PreparedQuery:
         compiled = self._compiled_for(values)
         if compiled is None:
             return list(self.build(**values))
-        with connections[self.using].cursor() as cursor:
-            cursor.execute(compiled.sql, _params(compiled, values))
+        connection = connections[self.using]
+        params = _params(compiled, values)
+        server = compiled.server
+        with connection.cursor() as cursor:
+            if server is not None and server.takes(params) and server.prepared_on(connection):
+                cursor.execute(server.execute, params)
+            else:
+                cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
         return compiled.rows(compiled.compiler, fetched)
 
@@ -140,7 +149,77 @@ def _compile(
         types={name: type(value) for name, value in values.items()},
         rows=_row_reader(queryset, compiler, using),
         compiler=compiler,
+        server=ServerStatement.of(sql, [values[slot] if named else slot for named, slot in slots]),
     )
+
+
+# PostgreSQL types of the parameters, by the Python type of a call's values and the constants.
+_SQL_TYPES = {
+    int: "bigint",
+    str: "text",
+    datetime: "timestamp with time zone",
+    bool: "boolean",
+    float: "double precision",
+}
+_BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
+_PLACEHOLDER = re.compile(r"%[s%]")
+_server_names = itertools.count(1)
+
+
+class ServerStatement:
+    """A statement PostgreSQL keeps parsed (PREPARE ... / EXECUTE ...) on each connection that
+    has run it once: its parse and analysis, and for most its plan, are not redone by every
+    request (issue #16). A statement whose parameter types cannot be named, or that PostgreSQL
+    refuses to prepare, runs as plain SQL. Prepared statements live as long as the connection
+    (CONN_MAX_AGE); they do not go through a pooler that hands out connections per transaction,
+    which this setup has none of."""
+
+    def __init__(self, sql: str, types: list[str]) -> None:
+        self.name = f"concord_{next(_server_names)}"
+        numbers = itertools.count(1)
+        body = _PLACEHOLDER.sub(lambda m: "%" if m[0] == "%%" else f"${next(numbers)}", sql)
+        self.prepare = (
+            f"PREPARE {self.name} ({', '.join(types)}) AS {body}"
+            if types
+            else (f"PREPARE {self.name} AS {body}")
+        )
+        slots = ", ".join(["%s"] * len(types))
+        self.execute = f"EXECUTE {self.name} ({slots})" if types else f"EXECUTE {self.name}"
+        self.refused = False
+
+    @classmethod
+    def of(cls, sql: str, params: list) -> ServerStatement | None:
+        types = [_SQL_TYPES.get(type(p)) for p in params]
+        if any(t is None for t in types) or "%" in sql.replace("%s", "").replace("%%", ""):
+            return None
+        return cls(sql, [str(t) for t in types])
+
+    @staticmethod
+    def takes(params: list) -> bool:
+        """Whether `params` fit the declared types: an id beyond bigint (from a URL, say) would
+        be an error there, where plain SQL compares it and finds nothing."""
+        return all(_BIGINT_MIN <= p <= _BIGINT_MAX for p in params if type(p) is int)
+
+    def prepared_on(self, connection) -> bool:
+        """Whether the statement is prepared on `connection` (its open database session),
+        preparing it there first if need be; False if PostgreSQL refused it."""
+        if self.refused:
+            return False
+        session = connection.connection  # the DB-API connection: a new one has none prepared
+        state = getattr(connection, "_concord_prepared", None)
+        if state is None or state[0] is not session:
+            state = (session, set())
+            connection._concord_prepared = state
+        if self.name in state[1]:
+            return True
+        try:
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                cursor.execute(self.prepare)  # in a savepoint: a refusal spoils nothing
+        except DatabaseError:
+            self.refused = True
+            return False
+        state[1].add(self.name)
+        return True
 
 
 def _params(compiled: _Compiled, values: dict[str, object]) -> list:

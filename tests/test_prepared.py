@@ -143,3 +143,32 @@ def test_saved_writes_what_save_writes(project, personas):
     gone = type(item)(pk=-1, project=project)
     with pytest.raises(DatabaseError, match="did not affect any rows"):
         saved(gone, update_fields=["label_count"])
+
+
+def test_ids_beyond_bigint_find_nothing_rather_than_fail(project):
+    """A URL may carry any digits: the prepared statement's bigint parameter cannot hold them,
+    so such a call runs as plain SQL, which compares and finds nothing, as the ORM would."""
+    needs_postgres(connection)
+    (item,) = make_items(project, 1)
+    query = PreparedQuery(lambda item: Item.objects.filter(pk=item))
+    assert query.run(item=item.pk) == [item]
+    for huge in (2**63, 10**21, -(2**63) - 1):
+        assert query.run(item=huge) == []
+    assert query.run(item=item.pk) == [item]  # the connection's transaction is still sound
+
+
+def test_postgresql_keeps_the_statement_parsed_on_the_connection(project):
+    needs_postgres(connection)
+    query = PreparedQuery(
+        lambda project, stage: Item.objects.filter(project_id=project, stage=stage).values_list(
+            "pk", flat=True
+        )
+    )
+    assert query.run(project=project.pk, stage="open") == []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, parameter_types FROM pg_prepared_statements")
+        kept = dict(cursor.fetchall())
+    (types,) = [t for statement, t in kept.items() if '"annotation_item"."stage" = $2' in statement]
+    assert types == "{bigint,text}"
+    make_items(project, 2)
+    assert len(query.run(project=project.pk, stage="open")) == 2
