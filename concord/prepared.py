@@ -206,7 +206,7 @@ class ServerStatement:
         if self.refused:
             return False
         session = connection.connection  # the DB-API connection: a new one has none prepared
-        state = getattr(connection, "_concord_prepared", None)
+        state: tuple[object, set[str]] | None = getattr(connection, "_concord_prepared", None)
         if state is None or state[0] is not session:
             state = (session, set())
             connection._concord_prepared = state
