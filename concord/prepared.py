@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 from django.db.models import Field, Model, QuerySet
 from django.db.models.query import (  # type: ignore[attr-defined]  # ModelIterable's helper
@@ -203,7 +204,7 @@ class ServerStatement:
     def prepared_on(self, connection) -> bool:
         """Whether the statement is prepared on `connection` (its open database session),
         preparing it there first if need be; False if PostgreSQL refused it."""
-        if self.refused:
+        if self.refused or not settings.DB_SERVER_PREPARED:
             return False
         session = connection.connection  # the DB-API connection: a new one has none prepared
         state: tuple[object, set[str]] | None = getattr(connection, "_concord_prepared", None)

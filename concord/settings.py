@@ -105,6 +105,9 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 # A kept connection is checked before a request reuses it: after PostgreSQL restarts, the first
 # request reconnects instead of failing on the dead connection.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The labeling path's statements are prepared on each PostgreSQL connection (concord.prepared);
+# turn it off behind a pooler that shares connections per transaction (pgbouncer's default).
+DB_SERVER_PREPARED = env.bool("DB_SERVER_PREPARED", default=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # ---------------------------------------------------------------- auth & security
