@@ -136,23 +136,28 @@ def annotation_submit(
             raise Http404(_("No such item in this project."))
         project = item.project
         node_check(project=project, node=node)
+        # The rule first: when it lets the volunteer give a new label (most submits) they have
+        # none on the item, and looking for it would be a statement in vain under the lock.
+        now = timezone.now()
+        refusal = labeling_refusal(item=item, volunteer=volunteer, now=now)
+        if refusal is None:
+            created = _annotation_create(
+                item=item, volunteer=volunteer, node=node, summary=summary, now=now
+            )
+            return created, True
         mine = _MINE.first(item=item.pk, volunteer=volunteer.pk)
-        if mine is not None:
-            mine.item = item
-            if mine.node_id == node.pk and mine.summary == summary:
-                return mine, False
-            return _annotation_edit(item=item, annotation=mine, node=node, summary=summary,
-                                    version=version), False  # fmt: skip
-        return _annotation_create(item=item, volunteer=volunteer, node=node, summary=summary), True
+        if mine is None:
+            raise LabelingRefused(refusal, project)
+        mine.item = item
+        if mine.node_id == node.pk and mine.summary == summary:
+            return mine, False
+        return _annotation_edit(item=item, annotation=mine, node=node, summary=summary,
+                                version=version), False  # fmt: skip
 
 
-def _annotation_create(*, item: Item, volunteer, node: Node, summary: str) -> Annotation:
-    """A new label, if the one rule (annotation.labeling.eligibility) lets `volunteer` give it."""
+def _annotation_create(*, item: Item, volunteer, node: Node, summary: str, now) -> Annotation:
+    """A new label, which the one rule (annotation.labeling.eligibility) let `volunteer` give."""
     project = item.project
-    now = timezone.now()
-    refusal = labeling_refusal(item=item, volunteer=volunteer, now=now)
-    if refusal is not None:
-        raise LabelingRefused(refusal, project)
     summary_check(project=project, summary=summary)  # after the rule: no summary asked in vain
     held_since = reservation_end(item=item, volunteer=volunteer)
     seconds = None if held_since is None else max(0, int((now - held_since).total_seconds()))

@@ -4,6 +4,8 @@ grow with the number of items or labels."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -14,13 +16,20 @@ from tests.annotation.lead_helpers import labeled_item, trio_fixture  # noqa: F4
 # pinned at what the code does today (savepoints count); lower them when a change saves a query
 # claim (the locked item with its issue), room check and hold in one statement, + the page:
 # comments, keywords, picker and the nodes it leaves out (annotation.project_nodes) ...
-NEXT_ITEM_PAGE = 19
+NEXT_ITEM_PAGE = 17
 NEXT_ITEM_PAGE_RESUMED = 14  # the reservation I hold, no claim
-PAGE_SUBMIT = 15
+PAGE_SUBMIT = 14
 API_NEXT_ITEM = 8
-API_SUBMIT = 12
+API_SUBMIT = 11
 DISPUTED_PAGE = 8
 DISPUTED_API = 4
+
+
+def nullcontext(_limit):
+    """Uncounted: the first round prepares the hot path's statements on the test's connection
+    (concord.prepared: PREPARE in a savepoint, once per connection); the second round counts
+    the statements every later request sends."""
+    return contextlib.nullcontext()
 
 
 @pytest.fixture(params=[5, 40], ids=["few items", "more items"])
@@ -34,16 +43,17 @@ def test_next_item_and_submit_through_the_page(
     me = personas["volunteer_a"]
     client.force_login(me)
     url = f"/projects/{project.slug}/label/"
-    with django_assert_max_num_queries(NEXT_ITEM_PAGE):
-        assert client.get(url).status_code == 200
-    with django_assert_max_num_queries(NEXT_ITEM_PAGE_RESUMED):
-        assert client.get(url).status_code == 200
-    item = Reservation.objects.get(volunteer=me).item
-    with django_assert_max_num_queries(PAGE_SUBMIT):
-        response = client.post(
-            f"/projects/{project.slug}/items/{item.pk}/label/", {"node": "C.1", "summary": "x"}
-        )
-    assert response.status_code == 302
+    for counted in (nullcontext, django_assert_max_num_queries):  # see nullcontext
+        with counted(NEXT_ITEM_PAGE):
+            assert client.get(url).status_code == 200
+        with counted(NEXT_ITEM_PAGE_RESUMED):
+            assert client.get(url).status_code == 200
+        item = Reservation.objects.get(volunteer=me).item
+        with counted(PAGE_SUBMIT):
+            response = client.post(
+                f"/projects/{project.slug}/items/{item.pk}/label/", {"node": "C.1", "summary": "x"}
+            )
+        assert response.status_code == 302
 
 
 def test_next_item_and_submit_through_the_api(
@@ -51,13 +61,14 @@ def test_next_item_and_submit_through_the_api(
 ):
     api = APIClient()
     api.force_authenticate(personas["volunteer_b"])
-    with django_assert_max_num_queries(API_NEXT_ITEM):
-        claimed = api.post(f"/api/projects/{project.slug}/next-item/")
-    assert claimed.status_code == 200
-    url = f"/api/projects/{project.slug}/items/{claimed.json()['id']}/annotation/"
-    with django_assert_max_num_queries(API_SUBMIT):
-        submitted = api.put(url, {"node": "C.1", "summary": "x"}, format="json")
-    assert submitted.status_code == 201
+    for counted in (nullcontext, django_assert_max_num_queries):  # see nullcontext
+        with counted(API_NEXT_ITEM):
+            claimed = api.post(f"/api/projects/{project.slug}/next-item/")
+        assert claimed.status_code == 200
+        url = f"/api/projects/{project.slug}/items/{claimed.json()['id']}/annotation/"
+        with counted(API_SUBMIT):
+            submitted = api.put(url, {"node": "C.1", "summary": "x"}, format="json")
+        assert submitted.status_code == 201
 
 
 @pytest.mark.parametrize("disputed", [2, 12])
