@@ -213,13 +213,33 @@ class ServerStatement:
             connection._concord_prepared = state
         if self.name in state[1]:
             return True
-        try:
-            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-                cursor.execute(self.prepare)  # in a savepoint: a refusal spoils nothing
-        except DatabaseError:
+        in_transaction = not connection.get_autocommit()
+        if not _prepare(session, self.prepare, connection.Database.Error, in_transaction):
             self.refused = True
             return False
         state[1].add(self.name)
+        return True
+
+
+def _prepare(session, statement: str, error: type[Exception], in_transaction: bool) -> bool:
+    """Run PREPARE on the DB-API connection itself, once per connection: setting up, not a
+    statement of the request, so it stays out of Django's query log and the pinned counts. In a
+    transaction it runs in a savepoint, so a refusal spoils nothing. Whether it was accepted."""
+    with session.cursor() as cursor:
+        if not in_transaction:
+            try:
+                cursor.execute(statement)
+            except error:
+                return False
+            return True
+        cursor.execute("SAVEPOINT concord_prepare")
+        try:
+            cursor.execute(statement)
+        except error:
+            cursor.execute("ROLLBACK TO SAVEPOINT concord_prepare")
+            return False
+        finally:
+            cursor.execute("RELEASE SAVEPOINT concord_prepare")
         return True
 
 

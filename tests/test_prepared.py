@@ -172,3 +172,18 @@ def test_postgresql_keeps_the_statement_parsed_on_the_connection(project):
     assert types == "{bigint,text}"
     make_items(project, 2)
     assert len(query.run(project=project.pk, stage="open")) == 2
+
+
+def test_a_statement_postgresql_refuses_to_prepare_runs_as_plain_sql(project):
+    """The refusal happens in a savepoint: the request's transaction goes on unharmed."""
+    from concord.prepared import ServerStatement
+
+    needs_postgres(connection)
+    refused = ServerStatement(
+        'SELECT "no_such_column" FROM annotation_item WHERE id = %s', ["bigint"]
+    )
+    with connection.cursor():  # connected
+        assert refused.prepared_on(connection) is False
+    assert refused.prepared_on(connection) is False  # not tried again
+    (item,) = make_items(project, 1)
+    assert Item.objects.filter(pk=item.pk).exists()
