@@ -21,7 +21,7 @@ import functools
 import itertools
 import re
 import threading
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -61,8 +61,7 @@ class _Compiled:
     sql: str
     slots: tuple[tuple[bool, object], ...]  # (True, name of the value) or (False, constant)
     types: dict[str, type]
-    rows: Callable[[Any, list], list]  # (compiler, fetched rows) -> what the QuerySet yields
-    compiler: Any
+    rows: Callable[[list], list]  # fetched rows -> what the QuerySet yields
     server: ServerStatement | None  # the statement prepared on each connection, if it can be
 
 
@@ -92,7 +91,7 @@ class PreparedQuery:
             else:
                 cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
-        return compiled.rows(compiled.compiler, fetched)
+        return compiled.rows(fetched)
 
     def statement(self, **values: object) -> tuple[str, list]:
         """The SQL and parameters `run` would send (for EXPLAIN)."""
@@ -149,7 +148,6 @@ def _compile(
         slots=slots,
         types={name: type(value) for name, value in values.items()},
         rows=_row_reader(queryset, compiler, using),
-        compiler=compiler,
         server=ServerStatement.of(sql, [values[slot] if named else slot for named, slot in slots]),
     )
 
@@ -251,19 +249,34 @@ def _hashable(value: object) -> bool:
     return isinstance(value, Hashable)
 
 
-def _row_reader(queryset: QuerySet, compiler: Any, using: str) -> Callable[[Any, list], list]:
-    """How fetched rows become what iterating `queryset` yields (after its compile)."""
+def _row_reader(queryset: QuerySet, compiler: Any, using: str) -> Callable[[list], list]:
+    """How fetched rows become what iterating `queryset` yields (after its compile): through
+    the compiler's converters, found once here rather than on every call."""
+    convert = _converter(compiler)
     iterable = queryset._iterable_class
     if iterable is ValuesListIterable:
-        return lambda compiler, fetched: list(compiler.results_iter([fetched], tuple_expected=True))
+        return lambda fetched: [tuple(row) for row in convert(fetched)]
     if iterable is FlatValuesListIterable:
-        return lambda compiler, fetched: [row[0] for row in compiler.results_iter([fetched])]
+        return lambda fetched: [row[0] for row in convert(fetched)]
     if iterable is not ModelIterable:
         raise TypeError(f"prepared query: {iterable.__name__} is not supported")
-    return _instance_reader(compiler, using)
+    return _instance_reader(compiler, using, convert)
 
 
-def _instance_reader(compiler: Any, using: str) -> Callable[[Any, list], list]:
+def _converter(compiler: Any) -> Callable[[list], Iterable]:
+    """The compiler's results_iter, its converters found once (a composite key is not seen)."""
+    fields = [s[0] for s in compiler.select[0 : compiler.col_count]]
+    if compiler.has_composite_fields(fields):
+        raise TypeError("prepared query: composite fields are not supported")
+    converters = compiler.get_converters(fields)
+    if not converters:
+        return lambda fetched: fetched
+    return lambda fetched: compiler.apply_converters(fetched, converters)
+
+
+def _instance_reader(
+    compiler: Any, using: str, convert: Callable[[list], Iterable]
+) -> Callable[[list], list]:
     """Model instances as Django's ModelIterable makes them: the model's fields, the objects of
     select_related, the annotations."""
     select, klass_info = compiler.select, compiler.klass_info
@@ -274,9 +287,9 @@ def _instance_reader(compiler: Any, using: str) -> Callable[[Any, list], list]:
     init_list = [f[0].target.attname for f in select[start:end]]
     related = get_related_populators(klass_info, select, using)
 
-    def read(compiler: Any, fetched: list) -> list:
+    def read(fetched: list) -> list:
         objects = []
-        for row in compiler.results_iter([fetched]):
+        for row in convert(fetched):
             obj = model.from_db(using, init_list, row[start:end])
             for populator in related:
                 populator.populate(row, obj)
