@@ -185,8 +185,8 @@ def _annotation_create(*, item: Item, volunteer, node: Node, summary: str, now) 
 def reservation_end(*, item: Item, volunteer) -> datetime | None:
     """Delete `volunteer`'s reservation on `item` (their label fills the slot it held); when it
     was made, or None if they held none. One statement."""
-    mine = Reservation.objects.filter(item=item, volunteer=volunteer)
     if connection.vendor != "postgresql":  # SQLite's RETURNING would give the time as text
+        mine = Reservation.objects.filter(item=item, volunteer=volunteer)
         held = mine.first()
         mine.delete()
         return held.created_at if held else None
