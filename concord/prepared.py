@@ -13,6 +13,10 @@ first call's (None where an int was, say, which Django compiles to IS NULL) make
 its QuerySet the ordinary way. So does every call on a database other than PostgreSQL, where
 Django adapts values while compiling (SQLite turns datetimes into text), so stand-ins could not be
 found again; the embedded SQLite default is not where speed matters.
+
+On PostgreSQL each statement is also PREPAREd once per connection (ServerStatement), so the server
+does not parse it again either. `saved` does for the label's writes what PreparedQuery does for
+its reads: Model.save with the INSERT or UPDATE written once per model and set of fields.
 """
 
 from __future__ import annotations
