@@ -88,9 +88,14 @@ def project_item(project: Project, item_id: int) -> Item:
     """An item of `project` with its issue, or 404 (another project's item id reveals nothing)."""
     item = _PROJECT_ITEM.first(project=project.pk, item=item_id)
     if item is None:
-        raise Http404(_("No such item in this project."))
+        raise no_such_item()
     item.project = project  # the instance access_project loaded, with its taxonomy and role
     return item
+
+
+def no_such_item() -> Http404:
+    """The 404 for an item id that is not in the project (another project's reveals nothing)."""
+    return Http404(_("No such item in this project."))
 
 
 def project_item_ref(project: Project, item_id: int) -> Item:

@@ -87,7 +87,7 @@ class PreparedQuery:
         if compiled is None:
             return list(self.build(**values))
         connection = connections[self.using]
-        params = _params(compiled, values)
+        params = _bound(compiled.slots, values)
         server = compiled.server
         with connection.cursor() as cursor:
             if server is not None and server.takes(params) and server.prepared_on(connection):
@@ -103,7 +103,7 @@ class PreparedQuery:
         if compiled is None:
             sql, params = self.build(**values).query.sql_with_params()
             return sql, list(params)
-        return compiled.sql, _params(compiled, values)
+        return compiled.sql, _bound(compiled.slots, values)
 
     def _compiled_for(self, values: dict[str, object]) -> _Compiled | None:
         """The compiled statement, or None where the QuerySet must be built the ordinary way."""
@@ -152,7 +152,7 @@ def _compile(
         slots=slots,
         types={name: type(value) for name, value in values.items()},
         rows=_row_reader(queryset, compiler, using),
-        server=ServerStatement.of(sql, [values[slot] if named else slot for named, slot in slots]),
+        server=ServerStatement.of(sql, _bound(slots, values)),
     )
 
 
@@ -181,13 +181,10 @@ class ServerStatement:
         self.name = f"concord_{next(_server_names)}"
         numbers = itertools.count(1)
         body = _PLACEHOLDER.sub(lambda m: "%" if m[0] == "%%" else f"${next(numbers)}", sql)
-        self.prepare = (
-            f"PREPARE {self.name} ({', '.join(types)}) AS {body}"
-            if types
-            else (f"PREPARE {self.name} AS {body}")
-        )
-        slots = ", ".join(["%s"] * len(types))
-        self.execute = f"EXECUTE {self.name} ({slots})" if types else f"EXECUTE {self.name}"
+        declared = f" ({', '.join(types)})" if types else ""
+        arguments = f" ({', '.join(['%s'] * len(types))})" if types else ""
+        self.prepare = f"PREPARE {self.name}{declared} AS {body}"
+        self.execute = f"EXECUTE {self.name}{arguments}"
         self.refused = False
 
     @classmethod
@@ -245,8 +242,9 @@ def _prepare(session, statement: str, error: type[Exception], in_transaction: bo
         return True
 
 
-def _params(compiled: _Compiled, values: dict[str, object]) -> list:
-    return [values[str(slot)] if named else slot for named, slot in compiled.slots]
+def _bound(slots: tuple[tuple[bool, object], ...], values: dict[str, object]) -> list:
+    """The statement's parameters: each slot's value by name, or its constant."""
+    return [values[str(slot)] if named else slot for named, slot in slots]
 
 
 def _hashable(value: object) -> bool:

@@ -252,17 +252,12 @@ def item_refusal(
     only: frozenset[Refusal] | None = None,
 ) -> Refusal | None:
     """The first condition the item fails (of `only`, if given), or None; one query."""
-
-    def conditions(who: Who, now: datetime) -> list[Condition]:
-        kept = conditions_for(who, now, handed=handed)
-        return [c for c in kept if only is None or c.refusal in only]
-
-    checks = conditions(who, now)
+    checks = _checked(who, now, handed, only)
     blocked = next((c.refusal for c in checks if c.blocked), None)
     if blocked is not None:
         return blocked
     refusals = [c.refusal for c in checks if c.per_item]
-    row = _check_query(who, now, item_id, conditions, (handed, only)).first()
+    row = _check_query(who, now, item_id, handed, only).first()
     if row is None:
         return Refusal.CLOSED
     return next((refusal for refusal, ok in zip(refusals, row, strict=True) if not ok), None)
@@ -275,23 +270,24 @@ ROOM = frozenset({Refusal.NO_ROOM})
 def room_query(who: Who, now: datetime, item_id: int) -> BoundQuery:
     """Whether the item still has room for the volunteer (its labels plus other volunteers'
     live holds short of k): one row, one boolean, as item_refusal(..., only=ROOM) asks it."""
+    return _check_query(who, now, item_id, False, ROOM)
 
-    def conditions(who: Who, now: datetime) -> list[Condition]:
-        return [c for c in conditions_for(who, now) if c.refusal in ROOM]
 
-    return _check_query(who, now, item_id, conditions, (False, ROOM))
+def _checked(
+    who: Who, now: datetime, handed: bool, only: frozenset[Refusal] | None
+) -> list[Condition]:
+    """The conditions a check asks: the rule's (with `handed`), those of `only` if given."""
+    kept = conditions_for(who, now, handed=handed)
+    return [c for c in kept if only is None or c.refusal in only]
 
 
 def _check_query(
-    who: Who,
-    now: datetime,
-    item_id: int,
-    conditions: Callable[[Who, datetime], list[Condition]],
-    shape: tuple,
+    who: Who, now: datetime, item_id: int, handed: bool, only: frozenset[Refusal] | None
 ) -> BoundQuery:
+    """One boolean per checked condition (those that hold for every item left out)."""
     return rule_query(
-        ("check", *shape),
-        lambda who, now, item_id, lost: _flags(conditions(who, now), item_id),
+        ("check", handed, only),
+        lambda who, now, item_id, lost: _flags(_checked(who, now, handed, only), item_id),
         who=who,
         now=now,
         item_id=item_id,

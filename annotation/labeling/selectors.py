@@ -61,9 +61,7 @@ def access_item_for_labeling(*, project: Project, item_id: int, viewer) -> ItemA
     )
     if item is None:
         return None
-    annotation = (
-        Annotation.objects.select_related("node").filter(item=item, volunteer=viewer).first()
-    )
+    annotation = own_annotation(item=item, volunteer=viewer)
     reservation = live_reservations().filter(item=item, volunteer=viewer).first()
     if annotation is None and reservation is None:
         return None
@@ -125,11 +123,17 @@ _KEYWORDS = PreparedQuery(
 _COMMENTS = PreparedQuery(
     lambda issue: Comment.objects.filter(issue_id=issue).order_by("created_at", "comment_id")
 )
-_MINE_WITH_NODE = PreparedQuery(
-    lambda item, viewer: Annotation.objects.select_related("node").filter(
-        item_id=item, volunteer_id=viewer
+_OWN_ANNOTATION = PreparedQuery(
+    lambda item, volunteer: Annotation.objects.select_related("node").filter(
+        item_id=item, volunteer_id=volunteer
     )
 )
+
+
+def own_annotation(*, item: Item, volunteer) -> Annotation | None:
+    """`volunteer`'s label on `item` (with its node), or None: every page, payload and submit
+    asks it this way (compiled once)."""
+    return _OWN_ANNOTATION.first(item=item.pk, volunteer=volunteer.pk)
 
 
 def item_keywords(item: Item) -> list[str]:
@@ -148,7 +152,7 @@ def item_view(*, item: Item, project: Project, viewer, claimed: bool = False) ->
         CommentView(c.author, c.created_at, highlight_keywords(markdown_to_html(c.body), keywords))
         for c in _COMMENTS.run(issue=issue.pk)
     ]
-    mine = None if claimed else _MINE_WITH_NODE.first(item=item.pk, viewer=viewer.pk)
+    mine = None if claimed else own_annotation(item=item, volunteer=viewer)
     return ItemView(
         item=item,
         keywords=keywords,

@@ -7,12 +7,13 @@ from datetime import datetime
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
-from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.access import no_such_item
 from annotation.audit import audit_record
 from annotation.labeling.eligibility import LabelingRefused, edit_refusal, labeling_refusal
+from annotation.labeling.selectors import own_annotation
 from annotation.lifecycle import item_settle
 from annotation.models import Action, Annotation, Item, PilotStatus, Project, Reservation
 from annotation.project_nodes import node_is_foreign, with_foreign_flag
@@ -34,9 +35,6 @@ _LOCKED_ITEM = PreparedQuery(
     lambda item, project: Item.objects.select_for_update(of=("self",))
     .select_related("project", "issue")
     .filter(pk=item, project_id=project)
-)
-_MINE = PreparedQuery(
-    lambda item, volunteer: Annotation.objects.filter(item_id=item, volunteer_id=volunteer)
 )
 
 
@@ -133,7 +131,7 @@ def annotation_submit(
         # submit in the project wait for the one before it to commit.
         item = _LOCKED_ITEM.first(item=item.pk, project=item.project_id)
         if item is None:
-            raise Http404(_("No such item in this project."))
+            raise no_such_item()
         project = item.project
         node_check(project=project, node=node)
         # The rule first: when it lets the volunteer give a new label (most submits) they have
@@ -145,7 +143,7 @@ def annotation_submit(
                 item=item, volunteer=volunteer, node=node, summary=summary, now=now
             )
             return created, True
-        mine = _MINE.first(item=item.pk, volunteer=volunteer.pk)
+        mine = own_annotation(item=item, volunteer=volunteer)
         if mine is None:
             raise LabelingRefused(refusal, project)
         mine.item = item

@@ -23,6 +23,7 @@ from annotation.labeling.selectors import (
     item_view,
     my_annotations,
     my_skips,
+    own_annotation,
     volunteer_progress,
 )
 from annotation.labeling.services import annotation_submit, label_node
@@ -218,7 +219,7 @@ def label_item(request, slug: str, item_id: int):
         stored = None
     except ConcordError as exc:
         error, status = exc.message, exc.http_status
-        stored = Annotation.objects.filter(item=item, volunteer=request.user).first()
+        stored = own_annotation(item=item, volunteer=request.user)
     else:
         if created:
             messages.success(
