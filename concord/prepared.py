@@ -164,6 +164,14 @@ _SQL_TYPES = {
     bool: "boolean",
     float: "double precision",
 }
+
+
+def _sql_type(value: object) -> str | None:
+    """The PostgreSQL type of a parameter, by its class or the nearest base the table knows: a
+    Stage or other TextChoices member is a str (bool comes before int in bool's own MRO)."""
+    return next((_SQL_TYPES[t] for t in type(value).__mro__ if t in _SQL_TYPES), None)
+
+
 _BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
 _PLACEHOLDER = re.compile(r"%[s%]")
 _server_names = itertools.count(1)
@@ -189,7 +197,7 @@ class ServerStatement:
 
     @classmethod
     def of(cls, sql: str, params: list) -> ServerStatement | None:
-        types = [_SQL_TYPES.get(type(p)) for p in params]
+        types = [_sql_type(p) for p in params]
         if any(t is None for t in types) or "%" in sql.replace("%s", "").replace("%%", ""):
             return None
         return cls(sql, [str(t) for t in types])

@@ -9,7 +9,7 @@ from django.db import DatabaseError, connection
 from django.db.models import Count, IntegerField, Value
 from django.utils import timezone
 
-from annotation.models import Item, Membership, Project
+from annotation.models import Item, Membership, Project, Stage
 from concord.prepared import PreparedQuery
 from tests.annotation.labeling_helpers import items as make_items
 from tests.conftest import needs_postgres
@@ -172,6 +172,25 @@ def test_postgresql_keeps_the_statement_parsed_on_the_connection(project):
     assert types == "{bigint,text}"
     make_items(project, 2)
     assert len(query.run(project=project.pk, stage="open")) == 2
+
+
+def test_choices_written_into_the_query_are_prepared_too(project):
+    """Constants the query itself holds are typed by what they are made of: a Stage (a
+    TextChoices member) is text. The rule's queries hold stages; unprepared they were parsed and
+    planned again on every claim (issue #16)."""
+    needs_postgres(connection)
+    query = PreparedQuery(
+        lambda project: Item.objects.filter(
+            project_id=project, stage__in=[Stage.OPEN, Stage.LABELING]
+        ).values_list("pk", flat=True)
+    )
+    make_items(project, 2)
+    assert len(query.run(project=project.pk)) == 2
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, parameter_types FROM pg_prepared_statements")
+        kept = dict(cursor.fetchall())
+    (types,) = [t for statement, t in kept.items() if '"annotation_item"."stage" IN' in statement]
+    assert types == "{bigint,text,text}"
 
 
 def test_a_statement_postgresql_refuses_to_prepare_runs_as_plain_sql(project):
