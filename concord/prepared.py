@@ -89,9 +89,10 @@ class PreparedQuery:
         connection = connections[self.using]
         params = _bound(compiled.slots, values)
         server = compiled.server
+        arguments = server.arguments(params) if server is not None else None
         with connection.cursor() as cursor:
-            if server is not None and server.takes(params) and server.prepared_on(connection):
-                cursor.execute(server.execute, params)
+            if server is not None and arguments is not None and server.prepared_on(connection):
+                cursor.execute(server.execute, arguments)
             else:
                 cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
@@ -152,7 +153,7 @@ def _compile(
         slots=slots,
         types={name: type(value) for name, value in values.items()},
         rows=_row_reader(queryset, compiler, using),
-        server=ServerStatement.of(sql, _bound(slots, values)),
+        server=ServerStatement.of(sql, slots, _bound(slots, values)),
     )
 
 
@@ -183,30 +184,55 @@ class ServerStatement:
     request (issue #16). A statement whose parameter types cannot be named, or that PostgreSQL
     refuses to prepare, runs as plain SQL. Prepared statements live as long as the connection
     (CONN_MAX_AGE); they do not go through a pooler that hands out connections per transaction,
-    which this setup has none of."""
+    which this setup has none of.
 
-    def __init__(self, sql: str, types: list[str]) -> None:
+    Only the call's values are parameters ($1, $2 ...); the constants the QuerySet itself holds
+    are written into the prepared text as literals. The planner then sees them, as it does in
+    plain SQL: a stage list matches the predicate of a partial index (the claim's queue), so the
+    plan PostgreSQL keeps for every call can use that index, rather than being planned anew each
+    time because a plan for unknown stages would scan the project."""
+
+    def __init__(self, sql: str, slots: Sequence[tuple[bool, object]], types: list[str]) -> None:
         self.name = f"concord_{next(_server_names)}"
+        self.named = tuple(named for named, _slot in slots)
+        self._constants = tuple(slot for named, slot in slots if not named)
         numbers = itertools.count(1)
-        body = _PLACEHOLDER.sub(lambda m: "%" if m[0] == "%%" else f"${next(numbers)}", sql)
+        named_slots = iter(self.named)
+
+        def placeholder(match: re.Match) -> str:
+            if match[0] == "%%":
+                return "%%"
+            return f"${next(numbers)}" if next(named_slots) else "%s"
+
+        self._template = _PLACEHOLDER.sub(placeholder, sql)  # constants left as %s
         declared = f" ({', '.join(types)})" if types else ""
         arguments = f" ({', '.join(['%s'] * len(types))})" if types else ""
-        self.prepare = f"PREPARE {self.name}{declared} AS {body}"
+        self._head = f"PREPARE {self.name}{declared} AS "
         self.execute = f"EXECUTE {self.name}{arguments}"
         self.refused = False
 
     @classmethod
-    def of(cls, sql: str, params: list) -> ServerStatement | None:
-        types = [_sql_type(p) for p in params]
+    def of(
+        cls, sql: str, slots: Sequence[tuple[bool, object]], params: list
+    ) -> ServerStatement | None:
+        named = [p for (is_named, _slot), p in zip(slots, params, strict=True) if is_named]
+        types = [_sql_type(p) for p in named]
         if any(t is None for t in types) or "%" in sql.replace("%s", "").replace("%%", ""):
             return None
-        return cls(sql, [str(t) for t in types])
+        return cls(sql, slots, [str(t) for t in types])
 
-    @staticmethod
-    def takes(params: list) -> bool:
-        """Whether `params` fit the declared types: an id beyond bigint (from a URL, say) would
-        be an error there, where plain SQL compares it and finds nothing."""
-        return all(_BIGINT_MIN <= p <= _BIGINT_MAX for p in params if type(p) is int)
+    def arguments(self, params: list) -> list | None:
+        """The EXECUTE's values among the statement's `params` (the call's values, not the
+        constants), or None where they do not fit the declared types: an id beyond bigint (from
+        a URL, say) would be an error there, where plain SQL compares it and finds nothing."""
+        values = [p for named, p in zip(self.named, params, strict=True) if named]
+        if all(_BIGINT_MIN <= p <= _BIGINT_MAX for p in values if type(p) is int):
+            return values
+        return None
+
+    def prepare_on(self, cursor) -> str:
+        """The PREPARE statement, its constants written in as literals by the driver's quoting."""
+        return self._head + cursor.mogrify(self._template, self._constants).decode()
 
     def prepared_on(self, connection) -> bool:
         """Whether the statement is prepared on `connection` (its open database session),
@@ -221,27 +247,30 @@ class ServerStatement:
         if self.name in state[1]:
             return True
         in_transaction = not connection.get_autocommit()
-        if not _prepare(session, self.prepare, connection.Database.Error, in_transaction):
+        if not _prepare(session, self, connection.Database.Error, in_transaction):
             self.refused = True
             return False
         state[1].add(self.name)
         return True
 
 
-def _prepare(session, statement: str, error: type[Exception], in_transaction: bool) -> bool:
+def _prepare(
+    session, statement: ServerStatement, error: type[Exception], in_transaction: bool
+) -> bool:
     """Run PREPARE on the DB-API connection itself, once per connection: setting up, not a
     statement of the request, so it stays out of Django's query log and the pinned counts. In a
     transaction it runs in a savepoint, so a refusal spoils nothing. Whether it was accepted."""
     with session.cursor() as cursor:
+        prepare = statement.prepare_on(cursor)
         if not in_transaction:
             try:
-                cursor.execute(statement)
+                cursor.execute(prepare)
             except error:
                 return False
             return True
         cursor.execute("SAVEPOINT concord_prepare")
         try:
-            cursor.execute(statement)
+            cursor.execute(prepare)
         except error:
             cursor.execute("ROLLBACK TO SAVEPOINT concord_prepare")
             return False

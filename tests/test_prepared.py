@@ -174,23 +174,28 @@ def test_postgresql_keeps_the_statement_parsed_on_the_connection(project):
     assert len(query.run(project=project.pk, stage="open")) == 2
 
 
-def test_choices_written_into_the_query_are_prepared_too(project):
-    """Constants the query itself holds are typed by what they are made of: a Stage (a
-    TextChoices member) is text. The rule's queries hold stages; unprepared they were parsed and
-    planned again on every claim (issue #16)."""
+def test_constants_of_the_query_are_literals_of_the_prepared_statement(project):
+    """Only the call's values are parameters; the constants the query holds (a Stage, a
+    TextChoices member) are written in, so the planner sees them in the plan it keeps: the
+    claim's partial index over open and labeling items needs the stages (issue #16)."""
     needs_postgres(connection)
     query = PreparedQuery(
         lambda project: Item.objects.filter(
             project_id=project, stage__in=[Stage.OPEN, Stage.LABELING]
-        ).values_list("pk", flat=True)
+        )
+        .order_by("-shuffle")  # a shape of this test's own among the connection's statements
+        .values_list("pk", flat=True)
     )
     make_items(project, 2)
     assert len(query.run(project=project.pk)) == 2
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement, parameter_types FROM pg_prepared_statements")
         kept = dict(cursor.fetchall())
-    (types,) = [t for statement, t in kept.items() if '"annotation_item"."stage" IN' in statement]
-    assert types == "{bigint,text,text}"
+    (statement,) = [s for s in kept if '"annotation_item"."shuffle" DESC' in s]
+    assert "IN ('open', 'labeling')" in statement
+    assert kept[statement] == "{bigint}"
+    (item,) = make_items(project, 1, stage=Stage.FINAL)
+    assert item.pk not in query.run(project=project.pk)
 
 
 def test_a_statement_postgresql_refuses_to_prepare_runs_as_plain_sql(project):
@@ -199,7 +204,7 @@ def test_a_statement_postgresql_refuses_to_prepare_runs_as_plain_sql(project):
 
     needs_postgres(connection)
     refused = ServerStatement(
-        'SELECT "no_such_column" FROM annotation_item WHERE id = %s', ["bigint"]
+        'SELECT "no_such_column" FROM annotation_item WHERE id = %s', [(True, "item")], ["bigint"]
     )
     with connection.cursor():  # connected
         assert refused.prepared_on(connection) is False
