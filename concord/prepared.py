@@ -86,15 +86,9 @@ class PreparedQuery:
         compiled = self._compiled_for(values)
         if compiled is None:
             return list(self.build(**values))
-        connection = connections[self.using]
         params = _bound(compiled.slots, values)
-        server = compiled.server
-        arguments = server.arguments(params) if server is not None else None
-        with connection.cursor() as cursor:
-            if server is not None and arguments is not None and server.prepared_on(connection):
-                cursor.execute(server.execute, arguments)
-            else:
-                cursor.execute(compiled.sql, params)
+        with connections[self.using].cursor() as cursor:
+            _execute(cursor, compiled.sql, params, compiled.server)
             fetched = cursor.fetchall()
         return compiled.rows(fetched)
 
@@ -206,10 +200,19 @@ class ServerStatement:
 
         self._template = _PLACEHOLDER.sub(placeholder, sql)  # constants left as %s
         declared = f" ({', '.join(types)})" if types else ""
-        arguments = f" ({', '.join(['%s'] * len(types))})" if types else ""
+        count = sum(self.named)
+        arguments = f" ({', '.join(['%s'] * count)})" if count else ""
         self._head = f"PREPARE {self.name}{declared} AS "
         self.execute = f"EXECUTE {self.name}{arguments}"
         self.refused = False
+
+    @classmethod
+    def untyped(cls, sql: str) -> ServerStatement:
+        """A statement whose parameters PostgreSQL types from where they stand (a column's
+        value in INSERT ... VALUES or UPDATE ... SET, a comparison with a column): for writes
+        whose values may be NULL, which has no type of its own."""
+        slots = [(True, n) for n in range(len(_PLACEHOLDER.findall(sql.replace("%%", ""))))]
+        return cls(sql, slots, [])
 
     @classmethod
     def of(
@@ -252,6 +255,41 @@ class ServerStatement:
             return False
         state[1].add(self.name)
         return True
+
+
+def _execute(cursor, sql: str, params: list, server: ServerStatement | None) -> None:
+    """Run `sql` with `params` on `cursor` (Django's), as EXECUTE of `server` where it can be."""
+    arguments = server.arguments(params) if server is not None else None
+    if server is not None and arguments is not None and server.prepared_on(cursor.db):
+        cursor.execute(server.execute, arguments)
+    else:
+        cursor.execute(sql, params)
+
+
+# Raw statements run through execute_prepared, by their SQL and parameter types; the SQL comes
+# from code (a few shapes), but the table is bounded all the same.
+_raw_statements: dict[tuple[str, tuple], ServerStatement | None] = {}
+_RAW_STATEMENTS_KEPT = 256
+
+
+def execute_prepared(cursor, sql: str, params: list) -> None:
+    """`cursor.execute(sql, params)` for a statement written by hand that runs on every label:
+    prepared on the connection once (typed by the values' Python types, as PreparedQuery types
+    its values), EXECUTEd after. Plain SQL elsewhere than PostgreSQL, for a value of a type
+    PostgreSQL cannot be told (None), or once the table is full."""
+    if cursor.db.vendor != "postgresql":
+        cursor.execute(sql, params)
+        return
+    key = (sql, tuple(type(p) for p in params))
+    server = _raw_statements.get(key)
+    if (
+        server is None
+        and key not in _raw_statements
+        and len(_raw_statements) < _RAW_STATEMENTS_KEPT
+    ):
+        slots = [(True, n) for n in range(len(params))]
+        server = _raw_statements.setdefault(key, ServerStatement.of(sql, slots, list(params)))
+    _execute(cursor, sql, params, server)
 
 
 def _prepare(
@@ -357,15 +395,17 @@ def saved(obj: Model, *, update_fields: Sequence[str] | None = None) -> None:
     if update_fields is not None:
         fields = [_field(type(obj), name) for name in update_fields]
         values = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in fields]
+        sql, server = _update_sql(type(obj), tuple(update_fields))
         with connection.cursor() as cursor:
-            cursor.execute(_update_sql(type(obj), tuple(update_fields)), [*values, obj.pk])
+            _execute(cursor, sql, [*values, obj.pk], server)
             if cursor.rowcount != 1:  # as Model.save says it
                 raise DatabaseError("Save with update_fields did not affect any rows.")
         return
     fields = _insert_fields(type(obj), obj.pk is not None)
     values = [f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields]
+    sql, server = _insert_sql(type(obj), obj.pk is not None)
     with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(type(obj), obj.pk is not None), values)
+        _execute(cursor, sql, values, server)
         returned = cursor.fetchone()
     for field, value in zip(meta.db_returning_fields, returned, strict=True):
         setattr(obj, field.attname, value)
@@ -387,19 +427,21 @@ def _insert_fields(model: type[Model], pk_given: bool) -> list:
 
 
 @functools.cache
-def _insert_sql(model: type[Model], pk_given: bool) -> str:
+def _insert_sql(model: type[Model], pk_given: bool) -> tuple[str, ServerStatement]:
     quote = connections["default"].ops.quote_name
     columns = ", ".join(quote(f.column) for f in _insert_fields(model, pk_given))
     values = ", ".join(["%s"] * len(_insert_fields(model, pk_given)))
     returning = ", ".join(quote(f.column) for f in model._meta.db_returning_fields)
     table = quote(model._meta.db_table)
-    return f"INSERT INTO {table} ({columns}) VALUES ({values}) RETURNING {returning}"  # noqa: S608 - names from the model
+    sql = f"INSERT INTO {table} ({columns}) VALUES ({values}) RETURNING {returning}"  # noqa: S608 - names from the model
+    return sql, ServerStatement.untyped(sql)
 
 
 @functools.cache
-def _update_sql(model: type[Model], names: tuple[str, ...]) -> str:
+def _update_sql(model: type[Model], names: tuple[str, ...]) -> tuple[str, ServerStatement]:
     quote = connections["default"].ops.quote_name
     meta = model._meta
     assignments = ", ".join(f"{quote(str(_field(model, name).column))} = %s" for name in names)
     table, pk = quote(meta.db_table), quote(str(meta.pk.column))
-    return f"UPDATE {table} SET {assignments} WHERE {pk} = %s"  # noqa: S608 - names from the model
+    sql = f"UPDATE {table} SET {assignments} WHERE {pk} = %s"  # noqa: S608 - names from the model
+    return sql, ServerStatement.untyped(sql)

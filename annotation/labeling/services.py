@@ -18,7 +18,7 @@ from annotation.lifecycle import item_settle
 from annotation.models import Action, Annotation, Item, PilotStatus, Project, Reservation
 from annotation.project_nodes import node_is_foreign, with_foreign_flag
 from concord.errors import ConcordError, Conflict
-from concord.prepared import PreparedQuery, saved
+from concord.prepared import PreparedQuery, execute_prepared, saved
 from taxonomy.models import Level, Node
 
 SUMMARY_MAX = 500
@@ -189,7 +189,8 @@ def reservation_end(*, item: Item, volunteer) -> datetime | None:
         mine.delete()
         return held.created_at if held else None
     with connection.cursor() as cursor:
-        cursor.execute(
+        execute_prepared(
+            cursor,
             "DELETE FROM annotation_reservation WHERE item_id = %s AND volunteer_id = %s "
             "RETURNING created_at",
             [item.pk, volunteer.pk],
