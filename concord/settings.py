@@ -103,8 +103,11 @@ DATABASES = {
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 # A kept connection is checked before a request reuses it: after PostgreSQL restarts, the first
-# request reconnects instead of failing on the dead connection.
+# request reconnects instead of failing on the dead connection. On PostgreSQL the check looks at
+# the connection's socket rather than sending a statement (concord.postgresql).
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "concord.postgresql"
 # The labeling path's statements are prepared on each PostgreSQL connection (concord.prepared);
 # turn it off behind a pooler that shares connections per transaction (pgbouncer's default).
 DB_SERVER_PREPARED = env.bool("DB_SERVER_PREPARED", default=True)
