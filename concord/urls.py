@@ -7,9 +7,11 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from concord.auth import ThrottledLoginView
 from concord.tokens import api_token_page
 
+# The labeling routes (annotation.api_urls) are tried first: every label resolves two URLs, and
+# each route tried in vain on the way costs (issue #16).
 api: list[URLPattern | URLResolver] = [
-    path("", include("taxonomy.api.urls")),
     path("", include("annotation.api_urls")),
+    path("", include("taxonomy.api.urls")),
     path("", include("ingest.api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
