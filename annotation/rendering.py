@@ -1,11 +1,8 @@
 """Untrusted Markdown (issue bodies, comments, discussion posts, guidelines) to safe HTML.
 
-Markdown is converted first, as GitHub renders issues and comments (GitHub's own cmark-gfm: tables,
-strikethrough, bare links, task lists, a line break for each newline; C, so a long body costs
-microseconds, not the milliseconds of a Python converter), and the HTML is then cleaned by nh3 with
-an allow-list, so whatever the Markdown produced (raw HTML passes through the converter untouched)
-only harmless tags, attributes and http(s)/mailto links survive. Links get
-rel="nofollow noopener noreferrer" and open in a new tab. A task list's check boxes become ☐ / ☑.
+Markdown is converted first and the HTML is then cleaned by nh3 with an allow-list, so whatever the
+Markdown produced (raw HTML passes through Markdown untouched) only harmless tags, attributes and
+http(s)/mailto links survive. Links get rel="nofollow noopener noreferrer" and open in a new tab.
 Images become links naming their alt text and host: the page never fetches a third-party image by
 itself (it would tell that host who reads the issue, and when), yet the reader sees one is there.
 """
@@ -15,11 +12,11 @@ from __future__ import annotations
 import functools
 import html
 import re
+import threading
 from urllib.parse import urlsplit
 
-import cmarkgfm
+import markdown
 import nh3
-from cmarkgfm.cmark import Options
 
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "details", "em", "h1", "h2", "h3", "h4",
@@ -36,12 +33,18 @@ ALLOWED_ATTRIBUTES = {
     "img": {"src", "alt"},  # made a link by _image_links, never left as an image
 }
 URL_SCHEMES = {"http", "https", "mailto"}
-# Raw HTML is kept by the converter (UNSAFE) for nh3 to judge: issues use <details>, <kbd> ...
-CONVERT_OPTIONS = Options.CMARK_OPT_UNSAFE | Options.CMARK_OPT_HARDBREAKS
-# GitHub's own (github_flavored_markdown_to_html's), with fenced code's language on <code>.
-GITHUB_EXTENSIONS = ["table", "autolink", "tagfilter", "strikethrough", "tasklist"]
-# A task list item's box as cmark-gfm writes it; a form control has no place in the page.
-TASK_BOX = re.compile(r'<input type="checkbox"( checked="")? disabled="" /> ?')
+EXTENSIONS = ["fenced_code", "tables", "sane_lists", "nl2br"]
+
+
+_local = threading.local()
+
+
+def _converter() -> markdown.Markdown:
+    """This thread's Markdown converter: building one (its extensions and patterns) costs more
+    than converting a typical issue body, and a converter is not safe to share between threads."""
+    if not hasattr(_local, "converter"):
+        _local.converter = markdown.Markdown(extensions=EXTENSIONS, output_format="html")
+    return _local.converter
 
 
 # An item is shown to each of its k volunteers within minutes (and prefetched by the labeling
@@ -66,10 +69,7 @@ def _kept_html(text: str) -> str:
 
 
 def _html(text: str) -> str:
-    converted = cmarkgfm.markdown_to_html_with_extensions(
-        text, options=CONVERT_OPTIONS, extensions=GITHUB_EXTENSIONS
-    ).rstrip("\n")
-    converted = TASK_BOX.sub(lambda box: "☑ " if box.group(1) else "☐ ", converted)
+    converted = _converter().reset().convert(text)
     cleaned = nh3.clean(
         converted,
         tags=ALLOWED_TAGS,

@@ -202,22 +202,6 @@ def test_images_become_links_naming_alt_text_and_host_never_fetched():
     assert ">image (x.org)</a>" in html
 
 
-def test_issue_markdown_renders_as_github_shows_it():
-    html = markdown_to_html(
-        "Steps:\n- [x] install\n- [ ] run\n  - nested by two spaces\n\n"
-        "line one\nline two ~~wrong~~ see https://github.com/pytorch/pytorch/issues/1\n\n"
-        "```python\nimport torch\n```\n<details><summary>env</summary>\n\ncuda 12\n</details>"
-    )
-    assert "<li>☑ install</li>" in html  # task boxes as marks: no form control in the page
-    assert "☐ run" in html
-    assert "<input" not in html
-    assert "<ul>\n<li>nested by two spaces</li>\n</ul>" in html
-    assert "line one<br>\nline two <del>wrong</del>" in html
-    assert 'href="https://github.com/pytorch/pytorch/issues/1"' in html  # a bare link
-    assert '<code class="language-python">import torch' in html
-    assert "<details><summary>env</summary>" in html
-
-
 def test_inline_code_in_titles_renders_as_code_and_stays_escaped():
     assert title_to_html("OOM in `torch.compile` with <b> & `stray") == (
         "OOM in <code>torch.compile</code> with &lt;b&gt; &amp; `stray"
