@@ -135,6 +135,10 @@ def test_saved_writes_what_save_writes(project, personas):
     assert stored.before is None
     assert stored.created_at == event.created_at
     assert stored.created_at is not None
+    assert any(  # written once, kept prepared; PostgreSQL typed the values by their columns
+        s.startswith("PREPARE concord_") and 'INSERT INTO "annotation_auditevent"' in s
+        for s in prepared_statements()
+    )
 
     item.label_count, item.agreement = 2, 0.5  # only label_count is saved
     saved(item, update_fields=["label_count"])
@@ -143,6 +147,29 @@ def test_saved_writes_what_save_writes(project, personas):
     gone = type(item)(pk=-1, project=project)
     with pytest.raises(DatabaseError, match="did not affect any rows"):
         saved(gone, update_fields=["label_count"])
+
+
+def prepared_statements() -> dict[str, str]:
+    """The statements prepared on the test's connection, with their parameter types."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, parameter_types FROM pg_prepared_statements")
+        return dict(cursor.fetchall())
+
+
+def test_a_hand_written_statement_is_prepared_by_its_values_types(project):
+    from concord.prepared import execute_prepared
+
+    needs_postgres(connection)
+    (item,) = make_items(project, 1)
+    sql = "SELECT id FROM annotation_item WHERE id = %s AND stage = %s AND label_count < %s"
+    with connection.cursor() as cursor:
+        for _ in range(2):
+            execute_prepared(cursor, sql, [item.pk, "open", 3])
+            assert cursor.fetchall() == [(item.pk,)]
+        execute_prepared(cursor, sql, [item.pk, None, 3])  # NULL has no type: plain SQL
+        assert cursor.fetchall() == []
+    (types,) = [t for s, t in prepared_statements().items() if "label_count < $3" in s]
+    assert types == "{bigint,text,bigint}"
 
 
 def test_ids_beyond_bigint_find_nothing_rather_than_fail(project):
