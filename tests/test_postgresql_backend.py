@@ -37,6 +37,19 @@ def test_a_live_connection_is_found_usable_without_a_statement(own_connection):
     assert last_statement(pid) == "SELECT 'the last statement'"  # no SELECT 1 was sent
 
 
+def test_a_connection_in_an_aborted_transaction_is_not_usable(own_connection):
+    """As Django's own check says (its test teardown relies on it)."""
+    from django.db import DatabaseError
+
+    own_connection.set_autocommit(False)
+    with pytest.raises(DatabaseError), own_connection.cursor() as cursor:
+        cursor.execute("SELECT 1 / 0")
+    assert not own_connection.is_usable()
+    own_connection.rollback()
+    assert own_connection.is_usable()
+    own_connection.set_autocommit(True)
+
+
 def test_a_connection_the_server_ended_is_found_out_and_replaced(own_connection):
     pid = own_connection.connection.info.backend_pid
     with connection.cursor() as cursor:
