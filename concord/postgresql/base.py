@@ -16,7 +16,7 @@ from __future__ import annotations
 import select
 
 from django.db.backends.postgresql import base
-from psycopg2 import extensions
+from psycopg2 import extensions  # type: ignore[import-untyped]  # no stubs installed
 
 SOUND = (extensions.TRANSACTION_STATUS_IDLE, extensions.TRANSACTION_STATUS_INTRANS)
 
