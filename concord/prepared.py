@@ -259,15 +259,15 @@ class ServerStatement:
 
 def _execute(cursor, sql: str, params: list, server: ServerStatement | None) -> None:
     """Run `sql` with `params` on `cursor` (Django's), as EXECUTE of `server` where it can be."""
-    arguments = server.arguments(params) if server is not None else None
-    if server is not None and arguments is not None and server.prepared_on(cursor.db):
-        cursor.execute(server.execute, arguments)
-    else:
+    arguments = None if server is None else server.arguments(params)
+    if server is None or arguments is None or not server.prepared_on(cursor.db):
         cursor.execute(sql, params)
+    else:
+        cursor.execute(server.execute, arguments)
 
 
-# Raw statements run through execute_prepared, by their SQL and parameter types; the SQL comes
-# from code (a few shapes), but the table is bounded all the same.
+# Raw statements run through execute_prepared, by their SQL and parameter types (None: one that
+# cannot be prepared); the SQL comes from code (a few shapes), but the table is bounded anyway.
 _raw_statements: dict[tuple[str, tuple], ServerStatement | None] = {}
 _RAW_STATEMENTS_KEPT = 256
 
@@ -277,19 +277,16 @@ def execute_prepared(cursor, sql: str, params: list) -> None:
     prepared on the connection once (typed by the values' Python types, as PreparedQuery types
     its values), EXECUTEd after. Plain SQL elsewhere than PostgreSQL, for a value of a type
     PostgreSQL cannot be told (None), or once the table is full."""
-    if cursor.db.vendor != "postgresql":
+    key = (sql, tuple(type(p) for p in params))
+    if cursor.db.vendor != "postgresql" or (
+        key not in _raw_statements and len(_raw_statements) >= _RAW_STATEMENTS_KEPT
+    ):
         cursor.execute(sql, params)
         return
-    key = (sql, tuple(type(p) for p in params))
-    server = _raw_statements.get(key)
-    if (
-        server is None
-        and key not in _raw_statements
-        and len(_raw_statements) < _RAW_STATEMENTS_KEPT
-    ):
+    if key not in _raw_statements:
         slots = [(True, n) for n in range(len(params))]
-        server = _raw_statements.setdefault(key, ServerStatement.of(sql, slots, list(params)))
-    _execute(cursor, sql, params, server)
+        _raw_statements.setdefault(key, ServerStatement.of(sql, slots, list(params)))
+    _execute(cursor, sql, params, _raw_statements[key])
 
 
 def _prepare(
