@@ -14,12 +14,15 @@ def upsert(
     unique: Sequence[str],
     update: Sequence[str],
     newer: str | None = None,
+    same: Sequence[str] = (),
 ) -> int:
     """INSERT ... ON CONFLICT (unique) DO UPDATE SET update..., on PostgreSQL and SQLite.
 
     With `newer`, an existing row is only updated when the incoming `newer` column is later (or
     the stored one is empty): an older copy of a page never overwrites fresher data, and an
-    unchanged row is not written at all. Returns the number of rows sent.
+    unchanged row is not written at all. With `same` (columns that are never empty), an existing
+    row is only updated when it already holds the incoming values there: a row that belongs to
+    something else is left as it is. Returns the number of rows sent.
     """
     rows = list(rows)
     if not rows:
@@ -32,10 +35,14 @@ def upsert(
     conflict = ", ".join(quote(_column(_concrete_field(model, c))) for c in unique)
     updated = [quote(_column(_concrete_field(model, c))) for c in update]
     assignments = ", ".join(f"{column} = excluded.{column}" for column in updated)
-    where = ""
+    conditions = []
     if newer:
         col = quote(_column(_concrete_field(model, newer)))
-        where = f" WHERE {table}.{col} IS NULL OR excluded.{col} > {table}.{col}"
+        conditions.append(f"({table}.{col} IS NULL OR excluded.{col} > {table}.{col})")
+    for name in same:
+        col = quote(_column(_concrete_field(model, name)))
+        conditions.append(f"{table}.{col} = excluded.{col}")
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
     prepare = [_preparer(fields[c]) for c in columns]
     placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
     # Bound parameters per statement: SQLite may allow only 999, PostgreSQL 65535.

@@ -66,7 +66,8 @@ ISSUE_UPDATE_FIELDS = (
     "fetch_error",
     "moved_to",
 )
-COMMENT_UPDATE_FIELDS = ("issue", "author", "body", "created_at", "updated_at")
+# Not "issue": a comment never moves between issues (see comments_upsert).
+COMMENT_UPDATE_FIELDS = ("author", "body", "created_at", "updated_at")
 
 
 def source_client(source: Source, *, listing: bool = False):
@@ -625,14 +626,23 @@ def _store_comments(source: Source, records: list[CommentRecord]) -> int:
     rows = [
         comment_row(source.host, r, ids[r.issue_number]) for r in records if r.issue_number in ids
     ]
+    comments_upsert(rows)
+    return len(rows)
+
+
+def comments_upsert(rows: list[dict]) -> None:
+    """Store comment rows (comment_row), unique by host + comment id; a newer copy updates the
+    text. A comment never moves between issues: one whose id is stored under another issue is
+    left as it is, not moved and not rewritten, since the labelers of that issue read it (an
+    item import's file, or a tracker's listing gone wrong, could otherwise take it over)."""
     upsert(
         Comment,
         rows,
         unique=("host", "comment_id"),
         update=COMMENT_UPDATE_FIELDS,
         newer="updated_at",
+        same=("issue",),
     )
-    return len(rows)
 
 
 def comment_row(host: str, record: CommentRecord, issue_id: int) -> dict:

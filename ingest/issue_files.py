@@ -12,13 +12,18 @@ comes back as a RowError naming the file, the line the object starts on and the 
 the same upsert): an issue already held with a later `updated_at` keeps its text, and comments
 are unique by host + id. A comment without the host's `id` gets a stable negative id from the
 issue's URL and its place in the list, so importing the same file again changes nothing.
+
+Issues and comments are shared by every project that holds them, and their text is their
+tracker's: the caller names the issues whose text a file may not change (those other projects
+hold, see issue_file_store), and a comment id Concord holds under another issue is a problem of
+the file (issue_file_stored_clashes), since a comment never moves between issues.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -30,7 +35,7 @@ from concord.db import upsert
 from concord.errors import RowError
 from concord.input_checks import text_problem
 from ingest.clients.base import CommentRecord, IssueRecord
-from ingest.harvest import COMMENT_UPDATE_FIELDS, ISSUE_UPDATE_FIELDS, comment_row, issue_row
+from ingest.harvest import ISSUE_UPDATE_FIELDS, comment_row, comments_upsert, issue_row
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
 from ingest.models import Comment, Issue
 from ingest.services import issues_ensure
@@ -48,6 +53,10 @@ ISSUE_FIELDS = {
     "comments",
 }
 COMMENT_FIELDS = {"id", "author", "body", "created_at", "updated_at"}
+# What a file would change of an issue Concord holds: its text, and its comments' (updated_at
+# decides whether the file's copy is newer, as in the upsert).
+TEXT_FIELDS = ("title", "body", "author", "state", "labels", "created_at", "closed_at")
+COMMENT_TEXT_FIELDS = ("author", "body", "created_at")
 PROGRESS_EVERY = 500  # records
 
 
@@ -63,6 +72,7 @@ class IssueFileRecord:
 class StoredIssues:
     issue_ids: list[int]
     created: int
+    kept: list[IssueFileRecord]  # whose different text was not applied (see issue_file_store)
 
 
 class _Bad(ValueError):
@@ -104,14 +114,25 @@ def issue_file_parse(
 
 
 @transaction.atomic
-def issue_file_store(records: list[IssueFileRecord]) -> StoredIssues:
-    """Create or update the records' issues and comments; their ids in the file's order."""
+def issue_file_store(
+    records: list[IssueFileRecord],
+    *,
+    keep_text: Callable[[Collection[int]], Collection[int]] = lambda ids: (),
+) -> StoredIssues:
+    """Create or update the records' issues and comments; their ids in the file's order.
+
+    `keep_text` picks, from the records' issue ids, the issues whose text (comments included)
+    the file may not change; the caller decides (ingest knows nothing of projects). Those are
+    left as they are, and the records that would have changed them come back in `kept`."""
     before = Issue.objects.count()
     ids = issues_ensure(r.ref for r in records)
     created = Issue.objects.count() - before
+    frozen = set(keep_text(list(ids.values())))
+    writable = [r for r in records if ids[r.ref] not in frozen]
+    kept = _would_change([r for r in records if ids[r.ref] in frozen], ids)
     now = timezone.now()
     rows = []
-    for r in records:
+    for r in writable:
         row = issue_row(r.ref.host, r.ref.owner, r.ref.repo, r.issue, now)
         del row["source"]  # a file is no harvest: an issue's source stays as it was
         rows.append(row)
@@ -122,14 +143,27 @@ def issue_file_store(records: list[IssueFileRecord]) -> StoredIssues:
         update=ISSUE_UPDATE_FIELDS,
         newer="updated_at",
     )
-    upsert(
-        Comment,
-        [comment_row(r.ref.host, c, ids[r.ref]) for r in records for c in r.comments],
-        unique=("host", "comment_id"),
-        update=COMMENT_UPDATE_FIELDS,
-        newer="updated_at",
-    )
-    return StoredIssues(issue_ids=[ids[r.ref] for r in records], created=created)
+    comments_upsert([comment_row(r.ref.host, c, ids[r.ref]) for r in writable for c in r.comments])
+    return StoredIssues(issue_ids=[ids[r.ref] for r in records], created=created, kept=kept)
+
+
+def issue_file_stored_clashes(records: list[IssueFileRecord], name: str) -> list[RowError]:
+    """A RowError for each record with a comment whose id Concord holds under another issue: a
+    comment never moves between issues, so the file cannot be right about both."""
+    keys = {(r.ref.host, c.comment_id) for r in records for c in r.comments}
+    found = Comment.objects.filter(
+        host__in={host for host, _ in keys}, comment_id__in={cid for _, cid in keys}
+    ).values_list("host", "comment_id", "issue__owner", "issue__repo", "issue__number")
+    under = {(host, cid): (owner, repo, number) for host, cid, owner, repo, number in found}
+    errors = []
+    for r in records:
+        for n, c in enumerate(r.comments):
+            issue = under.get((r.ref.host, c.comment_id))
+            if issue is not None and issue != (r.ref.owner, r.ref.repo, r.ref.number):
+                message = "the id of a comment Concord holds on another issue"
+                errors.append(RowError(name, r.line, f"comments[{n}].id", message))
+                break
+    return errors
 
 
 def issue_file_text_check(text: str, name: str) -> None:
@@ -344,3 +378,43 @@ def _stable_id(ref: IssueRef, n: int) -> int:
     """A negative comment id for the n-th comment of `ref` (hosts' ids are positive)."""
     digest = hashlib.sha256(f"{ref.url}\n{n}".encode()).digest()
     return -(int.from_bytes(digest[:8], "big") >> 1) - 1
+
+
+# ---------------------------------------------------------------- text that is kept
+
+
+def _would_change(
+    records: list[IssueFileRecord], ids: dict[IssueRef, int]
+) -> list[IssueFileRecord]:
+    """The records that are a newer copy of their issue (by updated_at, as the upsert decides)
+    with different text or comments: what the file would have written over what is stored."""
+    stored = Issue.objects.in_bulk([ids[r.ref] for r in records])
+    newer = [r for r in records if _newer(r.issue.updated_at, stored[ids[r.ref]].updated_at)]
+    notes = {
+        (c.host, c.comment_id): c
+        for c in Comment.objects.filter(issue_id__in=[ids[r.ref] for r in newer]).only(
+            "host", "comment_id", "updated_at", *COMMENT_TEXT_FIELDS
+        )
+    }
+    return [r for r in newer if _differs(r, stored[ids[r.ref]], notes)]
+
+
+def _differs(record: IssueFileRecord, issue: Issue, notes: dict[tuple[str, int], Comment]) -> bool:
+    """Whether `record` says something else than `issue` and its comments (`notes`)."""
+    row = issue_row(issue.host, issue.owner, issue.repo, record.issue, None)
+    if any(row[f] != getattr(issue, f) for f in TEXT_FIELDS):
+        return True
+    for comment in record.comments:
+        note = notes.get((issue.host, comment.comment_id))
+        if note is None:
+            return True  # a comment the issue does not have
+        if _newer(comment.updated_at, note.updated_at) and any(
+            getattr(comment, f) != getattr(note, f) for f in COMMENT_TEXT_FIELDS
+        ):
+            return True
+    return False
+
+
+def _newer(incoming: datetime | None, stored: datetime | None) -> bool:
+    """Whether upsert(newer="updated_at") takes the incoming copy."""
+    return stored is None or (incoming is not None and incoming > stored)

@@ -7,11 +7,18 @@ problem listed (file, line, field) and nothing written. A good file is written i
 transaction: its issues and comments, then the items through project_items_add, the one way
 issues become items. A killed worker's job is sent again by the sweep and starts over; the
 writes are upserts, so a rerun never duplicates anything.
+
+Issues are shared between projects, and what one project's volunteers read must not change
+under them because another project imported a file: an issue another project holds keeps its
+text and comments (its tracker's harvest updates them) and is still added as an item; the
+finished job's `problems` names it, as a warning.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
+from functools import partial
 
 from django.db import transaction
 
@@ -24,14 +31,20 @@ from annotation.jobs import (
     job_queue,
     job_waiting_step,
 )
-from annotation.models import ItemImport, JobStatus, Project
+from annotation.models import Item, ItemImport, JobStatus, Project
 from annotation.projects.services import project_items_add, project_open_check
 from concord.errors import RowError
-from ingest.issue_files import issue_file_parse, issue_file_store
+from ingest.issue_files import (
+    IssueFileRecord,
+    issue_file_parse,
+    issue_file_store,
+    issue_file_stored_clashes,
+)
 
 logger = logging.getLogger(__name__)
 
 MAX_REPORTED = 20
+KEPT = "kept the text of an issue another project holds"
 
 
 def item_import_start(
@@ -62,15 +75,22 @@ def item_import_run(*, job_id: int) -> ItemImport | None:
             progress=lambda n: job_beat(ItemImport, job_id, records_checked=n),
         )
         del text  # tens of MB, while the records are written
+        errors += issue_file_stored_clashes(records, job.name)
         if errors:
-            _fail_with(job, errors)
+            _fail_with(job, sorted(errors, key=lambda e: e.where.line or 0))
         else:
             job_beat(ItemImport, job_id, records_total=len(records), records_checked=len(records))
             with transaction.atomic():
-                stored = issue_file_store(records)
+                keep_text = partial(_held_elsewhere, job.project)
+                stored = issue_file_store(records, keep_text=keep_text)
                 added = project_items_add(project=job.project, issue_ids=stored.issue_ids)
                 job_finish(
-                    ItemImport, job_id, issues_created=stored.created, items_added=added, text=""
+                    ItemImport,
+                    job_id,
+                    issues_created=stored.created,
+                    items_added=added,
+                    text="",
+                    problems=[_kept(job.name, r) for r in stored.kept],
                 )
     except Exception:
         logger.exception("item import %s failed", job_id)
@@ -84,10 +104,11 @@ def item_import_run(*, job_id: int) -> ItemImport | None:
 def item_import_progress(job: ItemImport) -> dict:
     """What the API answers while a client waits: a fraction and a step in words."""
     if job.status == JobStatus.DONE:
+        kept = f" {len(job.problems):,} kept their text (see problems)." if job.problems else ""
         return {
             "fraction": 1.0,
             "step": f"Done: {job.items_added:,} new items from {job.records_total:,} issues"
-            f" ({job.issues_created:,} issues new to Concord).",
+            f" ({job.issues_created:,} issues new to Concord).{kept}",
         }
     if job.status == JobStatus.FAILED:
         return {"fraction": 0.0, "step": f"Failed: {job.error}"}
@@ -108,3 +129,17 @@ def _fail_with(job: ItemImport, errors: list[RowError]) -> None:
         problems=[{**e.where.as_dict(), "message": e.message} for e in errors],
         text="",
     )
+
+
+def _held_elsewhere(project: Project, issue_ids: Collection[int]) -> set[int]:
+    """The issues another project holds as items: a file imported here may not change their
+    text under that project's volunteers."""
+    held = Item.objects.filter(issue_id__in=issue_ids).exclude(project=project)
+    return set(held.values_list("issue_id", flat=True).distinct())
+
+
+def _kept(name: str, record: IssueFileRecord) -> dict:
+    """A finished job's warning (in `problems`, as the failures are): the record's text differs
+    from its issue's, which another project holds, and was not taken."""
+    message = f"{KEPT}: {record.ref.url}"
+    return {"path": name, "line": record.line, "column": "url", "message": message}

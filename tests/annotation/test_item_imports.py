@@ -5,7 +5,7 @@ nothing and says where each problem is; importing again changes nothing."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -332,3 +332,110 @@ def test_the_command_imports_good_files_and_names_the_problems_of_bad_ones(proje
     assert f"{good}: 2 issues, 2 new to Concord, 2 new items" in out.getvalue()
     assert f"{bad}, line 2, created_at: 'soon' is not a date and time" in err.getvalue()
     assert sorted(project.items.values_list("issue__number", flat=True)) == ["1", "2"]
+
+
+# -- Issues are shared: a file may not change the text of an issue another project labels.
+
+ISSUED = datetime(2024, 5, 1, 10, tzinfo=UTC)  # issue()'s created_at
+
+
+def held_issue(number: int, holder, **fields) -> Issue:
+    """An issue as its tracker has it, an item of `holder`."""
+    from annotation.models import Item
+
+    text = {
+        "title": "As the tracker has it",
+        "body": "The tracker's body",
+        "updated_at": timezone.now() - timedelta(days=365),
+    }
+    stored = Issue.objects.create(
+        host="github",
+        owner="NVIDIA",
+        repo="Megatron-LM",
+        number=str(number),
+        url=URL.format(number),
+        fetched_at=timezone.now(),
+        **{**text, **fields},
+    )
+    Item.objects.create(project=holder, issue=stored)
+    return stored
+
+
+def test_an_issue_another_project_holds_keeps_its_text_and_the_job_says_so(
+    admin_api, project, eager_tasks, django_capture_on_commit_callbacks
+):
+    from tests.factories import ProjectFactory
+
+    other = ProjectFactory(taxonomy=project.taxonomy)
+    labelled = held_issue(1, other)
+    Comment.objects.create(host="github", comment_id=1001, issue=labelled, body="The tracker's")
+    older = held_issue(3, other)
+    later = (timezone.now() + timedelta(days=1)).isoformat()
+    same = issue(4, comments=[], updated_at=later)
+    held_issue(4, other, **{k: same[k] for k in ("title", "body", "author")}, created_at=ISSUED)
+    file = jsonl(
+        issue(1, title="Rewritten", body="Rewritten", updated_at=later),
+        issue(2),  # nobody holds it: taken as the file has it
+        issue(3, title="An older copy", updated_at="2020-01-01T00:00:00Z"),  # nothing to say
+        same,  # the same text, touched later: nothing to say either
+    )
+    response = post_file(admin_api, project, "b.jsonl", file, django_capture_on_commit_callbacks)
+
+    job = admin_api.get(
+        f"/api/projects/{project.slug}/item-imports/{response.json()['id']}/"
+    ).json()
+    assert job["status"] == "done", job
+    assert job["problems"] == [
+        {
+            "path": "b.jsonl",
+            "line": 1,
+            "column": "url",
+            "message": f"kept the text of an issue another project holds: {URL.format(1)}",
+        }
+    ]
+    assert "1 kept their text" in job["progress"]["step"]
+    labelled.refresh_from_db()
+    assert (labelled.title, labelled.body) == ("As the tracker has it", "The tracker's body")
+    assert list(labelled.comments.values_list("comment_id", "body")) == [(1001, "The tracker's")]
+    assert Issue.objects.get(pk=older.pk).title == "As the tracker has it"
+    assert Issue.objects.get(number="2").title == issue(2)["title"]
+    held = sorted(project.items.values_list("issue__number", flat=True))
+    assert held == ["1", "2", "3", "4"]  # the kept issues are items all the same
+    assert other.items.count() == 3
+
+
+def test_an_issue_only_the_importing_project_holds_takes_newer_text(
+    admin_api, project, eager_tasks, django_capture_on_commit_callbacks
+):
+    mine = held_issue(1, project)
+    later = (timezone.now() + timedelta(days=1)).isoformat()
+    file = jsonl(issue(1, title="Newer", updated_at=later))
+    response = post_file(admin_api, project, "a.jsonl", file, django_capture_on_commit_callbacks)
+
+    job = ItemImport.objects.get(pk=response.json()["id"])
+    assert (job.status, job.problems) == (JobStatus.DONE, [])
+    mine.refresh_from_db()
+    assert mine.title == "Newer"
+    assert mine.comments.count() == 2
+
+
+def test_a_comment_id_held_on_another_issue_fails_the_file_and_moves_nothing(
+    admin_api, project, eager_tasks, django_capture_on_commit_callbacks
+):
+    elsewhere = held_issue(9, project)
+    Comment.objects.create(host="github", comment_id=555, issue=elsewhere, body="original")
+    later = (timezone.now() + timedelta(days=1)).isoformat()
+    taken = {"id": 555, "body": "taken over", "updated_at": later}
+    file = jsonl(issue(2), issue(1, comments=[taken]))
+    response = post_file(admin_api, project, "c.jsonl", file, django_capture_on_commit_callbacks)
+
+    job = ItemImport.objects.get(pk=response.json()["id"])
+    assert job.status == JobStatus.FAILED
+    assert [(p["path"], p["line"], p["column"]) for p in job.problems] == [
+        ("c.jsonl", 2, "comments[0].id")
+    ]
+    assert "another issue" in job.problems[0]["message"]
+    note = Comment.objects.get(comment_id=555)
+    assert (note.issue_id, note.body) == (elsewhere.pk, "original")
+    assert Issue.objects.count() == 1  # issues 1 and 2 were not even created
+    assert project.items.count() == 1  # only the one it held

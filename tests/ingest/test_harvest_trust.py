@@ -436,3 +436,37 @@ def test_a_rest_checkpoint_resumed_with_a_token_starts_graphql_afresh(db, forge)
     assert run.status == RunStatus.DONE
     assert run.restarts == 1
     assert Issue.objects.count() == len(issues)
+
+
+# -- a comment id another issue holds
+
+
+@pytest.mark.parametrize("token", ["", "a-token"])  # REST and GraphQL
+def test_a_harvest_never_moves_a_comment_from_the_issue_that_holds_it(db, forge, token):
+    """Comments are unique by host + id and shared by every project holding their issue: a
+    tracker (or a forged listing) that shows a stored comment's id under another issue neither
+    moves it nor rewrites it."""
+    forge.token = token or None
+    _, notes = serve(forge, "NVIDIA", "Megatron-LM", n_issues=5, comments=1)
+    harvest(source("NVIDIA", "Megatron-LM", token=token))
+    held = Comment.objects.get(comment_id=notes[0]["id"])
+    serve(forge, "NVIDIA", "Other", n_issues=5, comments=1)
+    forged = dict(
+        notes[0],
+        issue_url=f"{forge.github_api}/repos/NVIDIA/Other/issues/2",
+        body="taken over",
+        updated_at="2025-06-01T00:00:00Z",
+    )
+    forge.upsert_github_items("NVIDIA", "Other", comments=[forged])
+
+    run = harvest(source("NVIDIA", "Other", token=token))
+
+    assert run.status == RunStatus.DONE
+    note = Comment.objects.get(comment_id=notes[0]["id"])
+    assert (note.issue_id, note.body, note.updated_at) == (
+        held.issue_id,
+        held.body,
+        held.updated_at,
+    )
+    assert note.issue.repo == "Megatron-LM"
+    assert Comment.objects.filter(issue__repo="Other").count() == 5  # its own comments, stored
