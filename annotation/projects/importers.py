@@ -1,7 +1,8 @@
 """Import labels in the study format: `Issue_URL,Label1..LabelN,Final_Label`.
 
-N comes from the header (any N >= 1). Each LabelJ column is one volunteer account of the project;
-a blank cell means that volunteer gave no label. Labels are node codes at any level; Final_Label
+N comes from the header (any N >= 1). Each LabelJ column is one volunteer of the project: the
+member mapped to it, else a placeholder account that cannot sign in (placeholder_username); a
+blank cell means that volunteer gave no label. Labels are node codes at any level; Final_Label
 becomes the resolution, its method derived from the votes. A file is checked completely before
 anything is written, then written in one transaction: a bad file changes nothing, and importing
 the same file again changes nothing either.
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.db import transaction
 
 from annotation.lifecycle import Move, Outcome, item_outcome, items_move, resolution_method
@@ -92,9 +94,19 @@ class ImportReport:
     repeats: tuple[Repeat, ...] = ()
 
 
-def volunteer_username(project: Project, column: int) -> str:
-    """Stable account name for column LabelJ, so an admin can map it to a real person later."""
-    return f"{project.slug}-label{column}"
+def placeholder_username(project: Project, column: int) -> str:
+    """The name of the account that holds column LabelJ's labels until an admin maps a member to
+    it. The ':' is outside what Django's username validator accepts (letters, digits, @.+-_), so
+    no sign-up or bulk add can make an account a person holds with this name; the project's id,
+    not its slug, keeps the name when the slug changes."""
+    return f"label:{project.pk}:{column}"
+
+
+def is_placeholder(user, project: Project, column: int) -> bool:
+    """The one test for "this account is the import's stand-in for LabelJ": exactly that name
+    and no usable password. An account that can sign in is a person's (or one staff gave a
+    password): never taken for a column, demoted or locked out."""
+    return user.username == placeholder_username(project, column) and not user.has_usable_password()
 
 
 def study_labels_import(
@@ -213,7 +225,7 @@ def _write(
     repeats: list[Repeat],
     name: str,
 ) -> ImportReport:
-    volunteers = _column_volunteers(project, columns)
+    volunteers = _column_volunteers(project, columns, name)
     issue_ids = issues_ensure(row.ref for row in rows)
     issue_of_row = [issue_ids[row.ref] for row in rows]
     old_items = dict(project.items.values_list("issue_id", "pk"))
@@ -405,26 +417,33 @@ def _settle(
     return _Settled(moves=moves, unanimous=unanimous)
 
 
-def _column_volunteers(project: Project, columns: list[int]) -> dict[int, int]:
-    """The user id behind each LabelJ column, creating the account and membership once."""
-    users = get_user_model()
+def _column_volunteers(project: Project, columns: list[int], name: str) -> dict[int, int]:
+    """The user id behind each LabelJ column: the member mapped to it, else its placeholder
+    account (created once, without a usable password, and made a member for that column)."""
     memberships = project.memberships.filter(column__in=columns).values_list("column", "user_id")
     by_column = {column: user_id for column, user_id in memberships if column is not None}
     for column in columns:
-        if column in by_column:
-            continue
-        user, _ = users.objects.get_or_create(
-            username=volunteer_username(project, column),
-            defaults={"first_name": f"Label{column}", "last_name": f"({project.slug})"},
-        )
-        if user.has_usable_password():  # created here: imported volunteers cannot sign in yet
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-        Membership.objects.update_or_create(
-            project=project, user=user, defaults={"role": Role.VOLUNTEER, "column": column}
-        )
-        by_column[column] = user.pk
+        if column not in by_column:
+            by_column[column] = _placeholder(project, column, name).pk
     return by_column
+
+
+def _placeholder(project: Project, column: int, name: str):
+    user, _ = get_user_model().objects.get_or_create(
+        username=placeholder_username(project, column),
+        defaults={
+            "password": make_password(None),  # unusable: nobody signs in as a column
+            "first_name": f"Label{column}",
+            "last_name": f"({project.slug})",
+        },
+    )
+    if not is_placeholder(user, project, column):  # only staff can give it a password
+        message = f"the account {user.username} can sign in; map a member to Label{column} instead"
+        raise ImportFailed([RowError(name, 1, f"Label{column}", message)])
+    Membership.objects.update_or_create(
+        project=project, user=user, defaults={"role": Role.VOLUNTEER, "column": column}
+    )
+    return user
 
 
 def _existing_labels(project: Project) -> dict[tuple[int, int], int]:

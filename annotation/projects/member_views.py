@@ -4,6 +4,8 @@ in the answer to the POST that made them. And the join page an invitation link o
 
 from __future__ import annotations
 
+from collections import Counter
+
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -17,6 +19,7 @@ from annotation.models import Role
 from annotation.projects.forms import InvitationForm, MemberForm, MemberListForm, SignUpForm
 from annotation.projects.members import (
     InvitationUnusable,
+    Outcome,
     invitation_accept,
     invitation_create,
     invitation_valid,
@@ -44,8 +47,8 @@ def _members_page(request, project, *, status: int = 200, **extra):
 
 @login_required
 def project_members_page(request, slug: str):
-    """GET: the page. POST: add the listed people (creating accounts), showing each new
-    account's initial password once."""
+    """GET: the page. POST: create accounts for the listed names that are free, showing each
+    new account's initial password once; a taken name adds nobody (members_bulk_add)."""
     project = access_project(request.user, slug, at_least=Role.ADMIN)
     if request.method != "POST":
         return _members_page(request, project)
@@ -60,7 +63,14 @@ def project_members_page(request, slug: str):
     except ConcordError as exc:
         form.add_error(None, str(exc))
         return _members_page(request, project, list_form=form)
-    return _members_page(request, project, added=added)
+    outcomes = Counter(a.outcome for a in added)
+    return _members_page(
+        request,
+        project,
+        added=added,
+        created=outcomes[Outcome.CREATED],
+        not_created=outcomes[Outcome.NOT_CREATED],
+    )
 
 
 def _list_text(form: MemberListForm) -> tuple[str, str]:

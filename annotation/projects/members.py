@@ -1,8 +1,9 @@
 """A project's members, managed by its admins: invitation links (one-time, expiring, the role
 chosen by the inviter, only the token's hash stored), bulk adding from a list of usernames or
-e-mail addresses (new accounts get an initial password shown once), role changes, removal (their
-labels stay, attributed to them) and mapping a member to a study file's LabelJ column. Each change
-is one audit row."""
+e-mail addresses (it creates new accounts only, each with an initial password shown once; an
+existing account joins only by accepting an invitation), role changes, removal (their labels
+stay, attributed to them) and mapping a member to a study file's LabelJ column. Each change is one
+audit row."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from enum import StrEnum
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -20,7 +22,7 @@ from django.utils import timezone
 from annotation.access import ROLE_RANK
 from annotation.audit import audit_record
 from annotation.models import Action, Annotation, Invitation, Membership, Project, Role
-from annotation.projects.importers import ImportFailed, volunteer_username
+from annotation.projects.importers import ImportFailed, is_placeholder
 from concord.errors import ConcordError, Conflict, NotFound, RowError
 
 INVITATION_DAYS = 7
@@ -107,12 +109,26 @@ def _rank(role: str) -> int:
     return ROLE_RANK[Role(role)]
 
 
+class Outcome(StrEnum):
+    CREATED = "created"
+    ALREADY_MEMBER = "already_member"
+    NOT_CREATED = "not_created"  # the name is taken by an account outside the project
+
+
 @dataclass(frozen=True)
 class Added:
-    username: str
-    email: str
-    password: str | None  # the initial password of a new account; None: the account existed
-    already_member: bool
+    """What became of one listed name. It holds the list's own words and, for a new account, its
+    initial password: nothing about an account outside the project (not its e-mail, its role, or
+    anything else that could tell two such accounts apart)."""
+
+    username: str  # as listed
+    email: str  # the new account's e-mail as listed; "" when nothing was created
+    password: str | None  # the initial password of a new account, else None
+    outcome: Outcome
+
+    @property
+    def already_member(self) -> bool:
+        return self.outcome == Outcome.ALREADY_MEMBER
 
 
 def parse_member_list(text: str, name: str) -> list[tuple[str, str]]:
@@ -162,28 +178,37 @@ def parse_member_list(text: str, name: str) -> list[tuple[str, str]]:
 def members_bulk_add(
     *, project: Project, actor, entries: list[tuple[str, str]], role: str = Role.VOLUNTEER
 ) -> list[Added]:
-    """Add each (username, e-mail) as a member with `role`, creating the accounts that do not
-    exist with a random initial password (returned here, never stored in clear). Existing
-    members keep their role."""
-    user_model = get_user_model()
-    added: list[Added] = []
-    for username, email in entries:
-        user = user_model.objects.filter(username=username).first()
-        password = None
-        if user is None:
-            password = secrets.token_urlsafe(9)
-            user = user_model.objects.create_user(username=username, email=email, password=password)
-        _, created = Membership.objects.get_or_create(
-            project=project, user=user, defaults={"role": Role(role)}
-        )
-        added.append(Added(username, user.email, password, already_member=not created))
+    """Create an account for each listed (username, e-mail) whose name is free, with a random
+    initial password (returned here, never stored in clear), and make it a member with `role`.
+    A taken name adds nobody: an account joins a project only by accepting an invitation, so an
+    admin cannot enrol, or learn about, accounts outside the project. Existing members keep their
+    role. Site staff get the same rule."""
+    added = [_bulk_one(project, username, email, role) for username, email in entries]
     audit_record(
         project=project,
         action=Action.MEMBERS,
         actor=actor,
-        after={"added": [a.username for a in added if not a.already_member], "role": role},
+        after={
+            "added": [a.username for a in added if a.outcome == Outcome.CREATED],
+            "not_created": [a.username for a in added if a.outcome == Outcome.NOT_CREATED],
+            "role": role,
+        },
     )
     return added
+
+
+def _bulk_one(project: Project, username: str, email: str, role: str) -> Added:
+    users = get_user_model().objects
+    # Case-insensitive, as the sign-up form checks: "Wang" next to "wang" would be a second
+    # account for what is likely the same person.
+    taken = users.filter(username__iexact=username).first()
+    if taken is not None:
+        member = project.memberships.filter(user=taken).exists()
+        return Added(username, "", None, Outcome.ALREADY_MEMBER if member else Outcome.NOT_CREATED)
+    password = secrets.token_urlsafe(9)
+    user = users.create_user(username=username, email=email, password=password)
+    Membership.objects.create(project=project, user=user, role=Role(role))
+    return Added(username, email, password, Outcome.CREATED)
 
 
 def _locked_membership(project: Project, membership_id: int) -> Membership:
@@ -248,9 +273,9 @@ def member_column_set(
     *, project: Project, actor, membership_id: int, column: int | None
 ) -> Membership:
     """Map a member to a study file's LabelJ column (None: no column). If J belonged to the
-    placeholder account an import created for it (`<slug>-labelJ`), that account's labels in
-    this project pass to the member, so a re-import of the same file finds them there and adds
-    nothing; refused when the member labeled one of the same items."""
+    placeholder account an import created for it (importers.is_placeholder), that account's
+    labels in this project pass to the member, so a re-import of the same file finds them there
+    and adds nothing; refused when the member labeled one of the same items."""
     membership = _locked_membership(project, membership_id)
     if membership.column == column:
         return membership
@@ -267,7 +292,7 @@ def member_column_set(
             .first()
         )
     if column is not None and holder is not None:
-        if holder.user.username != volunteer_username(project, column):
+        if not is_placeholder(holder.user, project, column):
             raise Conflict(f"Label{column} is mapped to {holder.user} already.")
         moved = _labels_pass_on(project, holder.user_id, membership.user_id)
         holder.column = None

@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from annotation.jobs import JobProgressOut
 from annotation.models import Project, Role
-from annotation.projects.members import BULK_MAX_LINES, INVITATION_MAX_DAYS
+from annotation.projects.members import BULK_MAX_LINES, INVITATION_MAX_DAYS, Outcome
 from annotation.projects.settings import SETTINGS_FIELDS
 
 
@@ -48,11 +48,15 @@ class MembersIn(serializers.Serializer):
 
 
 class AddedOut(serializers.Serializer):
-    username = serializers.CharField()
-    email = serializers.CharField()
+    """One listed name: created, already a member, or not created (an account outside the
+    project has the name; invite that person instead). Nothing about such an account is told."""
+
+    username = serializers.CharField(help_text="As listed.")
+    email = serializers.CharField(help_text="The new account's e-mail as listed; empty otherwise.")
     password = serializers.CharField(
         allow_null=True, help_text="Initial password of a new account, shown only here."
     )
+    outcome = serializers.ChoiceField(choices=[o.value for o in Outcome])
     already_member = serializers.BooleanField()
 
 

@@ -102,8 +102,10 @@ class ProjectArchiveApi(APIView):
 
 
 class ProjectMembersApi(APIView):
-    """GET: the members. POST: add people by username or e-mail address; new accounts get an
-    initial password, returned only in this answer. The project's admins."""
+    """GET: the members. POST: create accounts by username or e-mail address and make them
+    members; each gets an initial password, returned only in this answer. A name an account has
+    already is reported as already a member or as not created (invite that person), and nobody is
+    added for it. The project's admins."""
 
     @extend_schema(responses=MemberOut(many=True))
     def get(self, request: Request, slug: str) -> Response:

@@ -46,7 +46,7 @@ def test_command_writes_the_export_and_the_column_sidecar(labeled_project, tmp_p
     assert "Wrote 80 rows" in stderr.getvalue()
     assert sidecar.read_bytes().decode().splitlines() == [
         "Column,Username",
-        *(f"Label{j},study-label{j}" for j in range(1, 8)),
+        *(f"Label{j},label:{labeled_project.pk}:{j}" for j in range(1, 8)),
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["columns.csv", "labels.csv"]
 

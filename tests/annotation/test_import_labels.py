@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Annotation, Item, Membership, Resolution, Stage
-from annotation.projects.importers import ImportFailed, study_labels_import, volunteer_username
+from annotation.projects.importers import ImportFailed, placeholder_username, study_labels_import
 from ingest.models import Issue
 from tests.conftest import STUDY
 
@@ -77,7 +77,9 @@ def test_labels_land_on_the_right_issue_volunteer_and_node(project):
         a.volunteer.username: a.node.code
         for a in item.annotations.select_related("volunteer", "node")
     }
-    assert by_column == {volunteer_username(project, j + 1): code for j, code in enumerate(labels)}
+    assert by_column == {
+        placeholder_username(project, j + 1): code for j, code in enumerate(labels)
+    }
     assert (item.resolution.node.code, item.resolution.method) == (final, "majority")
 
 
@@ -229,7 +231,7 @@ def test_non_utf8_file_is_refused(project, tmp_path):
 def test_imported_volunteers_cannot_sign_in_until_an_admin_maps_them(project):
     study_labels_import(project=project, path=STUDY / "labels" / "MindSpeed.csv")
     member = project.memberships.select_related("user").get(column=1)
-    assert member.user.username == "study-label1"
+    assert member.user.username == f"label:{project.pk}:1"
     assert not member.user.has_usable_password()
 
 

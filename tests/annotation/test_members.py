@@ -13,7 +13,7 @@ from django.core import mail
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import Annotation, Invitation, Membership, Role
+from annotation.models import Action, Annotation, AuditEvent, Invitation, Membership, Role
 from annotation.projects.importers import study_labels_import
 from annotation.projects.members import invitation_create
 from tests.factories import UserFactory
@@ -82,6 +82,79 @@ def test_bulk_add_creates_accounts_and_shows_each_password_once(client, personas
     assert "already a member" in html
     assert Membership.objects.filter(project=project, user__username="zhao").exists()
     assert passwords[0] not in client.get(f"/projects/{project.slug}/members/").content.decode()
+
+
+def added_section(client, project, people: str) -> str:
+    page = client.post(f"/projects/{project.slug}/members/", {"people": people, "role": "lead"})
+    assert page.status_code == 200
+    return re.search(
+        r'<section class="card notice" id="added-members">.*?</section>',
+        page.content.decode(),
+        re.S,
+    )[0]
+
+
+def test_bulk_add_never_enrols_or_describes_an_account_outside_the_project(
+    client, personas, project
+):
+    outsider = personas["outsider"]  # a lead of another project
+    User.objects.filter(pk=outsider.pk).update(email="outsider@secret.example")
+    UserFactory(username="chen", email="chen@elsewhere.example", is_staff=True)
+    client.force_login(personas["admin"])  # the project's admin, not site staff
+
+    page = client.post(
+        f"/projects/{project.slug}/members/",
+        {"people": "outsider\nvolunteer_a\nnew_person\nCHEN\n", "role": "lead"},
+    ).content.decode()
+
+    assert "secret.example" not in page
+    assert "elsewhere.example" not in page
+    assert not Membership.objects.filter(project=project, user=outsider).exists()
+    assert not Membership.objects.filter(project=project, user__username="chen").exists()
+    assert page.count("cannot be created; send an invitation link") == 2
+    assert "already a member" in page
+    (password,) = re.findall(r"<td><code>([^<]+)</code></td>", page)
+    assert User.objects.get(username="new_person").check_password(password)
+    assert Membership.objects.get(project=project, user__username="new_person").role == Role.LEAD
+    # Two existing accounts, different in e-mail, staff and projects, answer alike.
+    one = added_section(client, project, "outsider\n").replace("outsider", "NAME")
+    other = added_section(client, project, "chen\n").replace("chen", "NAME")
+    assert one == other
+    audit = AuditEvent.objects.filter(project=project, action=Action.MEMBERS).order_by("pk")
+    assert audit.first().after == {
+        "added": ["new_person"],
+        "not_created": ["outsider", "CHEN"],
+        "role": "lead",
+    }
+
+
+def test_bulk_add_api_answers_a_taken_name_with_the_name_only(personas, project):
+    staff = UserFactory(username="root", is_staff=True, is_superuser=True)  # admin everywhere
+    UserFactory(username="chen", email="chen@elsewhere.example")
+    User.objects.filter(pk=personas["outsider"].pk).update(email="outsider@secret.example")
+    api = APIClient()
+    api.force_authenticate(staff)  # site staff get the same rule as a project's admin
+    people = ["outsider", "chen", "volunteer_b", "sun@example.org"]
+
+    answer = api.post(f"/api/projects/{project.slug}/members/", {"people": people}, format="json")
+
+    assert answer.status_code == 201
+    outsider, chen, member, new = answer.json()
+    not_created = {"email": "", "password": None, "outcome": "not_created", "already_member": False}
+    assert outsider == {"username": "outsider", **not_created}
+    assert chen == {"username": "chen", **not_created}
+    assert member == {
+        **not_created,
+        "username": "volunteer_b",
+        "outcome": "already_member",
+        "already_member": True,
+    }
+    assert (new["username"], new["email"], new["outcome"]) == ("sun@example.org",) * 2 + (
+        "created",
+    )
+    assert User.objects.get(username="sun@example.org").check_password(new["password"])
+    enrolled = Membership.objects.filter(project=project, user__username__in=["outsider", "chen"])
+    assert not enrolled.exists()
 
 
 def test_a_bad_list_names_each_line_and_adds_nobody(client, personas, project):
