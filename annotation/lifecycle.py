@@ -12,7 +12,7 @@ re-open) calls `item_move` for one item or `items_move` for many: both check TRA
 the audit row in the caller's transaction, so the lead's stale-form check (review.services
 item_version, built from audit ids) sees every change. Where labels or a resolution changed, the
 caller asks `item_outcome` for the stage the rows give, so live labeling and import cannot drift
-apart.
+apart; where the project's k changed, `items_settle` asks it for every item the change completes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from django.db.models import Exists, OuterRef
 
 from annotation.audit import audit_record
-from annotation.models import Action, AuditEvent, Item, Method, Resolution, Stage
+from annotation.models import Action, Annotation, AuditEvent, Item, Method, Resolution, Stage
 from concord.errors import Conflict
 from concord.prepared import PreparedQuery, saved
 from ingest.services import insert_rows
@@ -219,6 +219,43 @@ def item_settle(
         save=(*save, "agreement"),
     )
     return item.stage
+
+
+def items_settle(
+    *, project, item_ids: Sequence[int], actor=None, details: dict | None = None
+) -> int:
+    """Bring items whose labels stayed but whose k changed (project_update) in line with
+    item_outcome at the project's k, in bulk: each item (its row locked by the caller) that now
+    has its k labels gets the cross-check item_settle gives the k-th label: unanimous -> final
+    through a unanimous resolution, any other -> disputed with its agreement; one audit row per
+    item (a cross-check, with `details`). Items with fewer labels stay where they are. The
+    caller holds the transaction. Returns how many items moved."""
+    k = project.overlap_k
+    labels: dict[int, list[int]] = {pk: [] for pk in item_ids}
+    stages: dict[int, str] = {}
+    resolved: set[int] = set()
+    for start in range(0, len(item_ids), CHUNK):
+        chunk = item_ids[start : start + CHUNK]
+        stages.update(Item.objects.filter(pk__in=chunk).values_list("pk", "stage"))
+        rows = Annotation.objects.filter(item_id__in=chunk).values_list("item_id", "node_id")
+        for item_id, node_id in rows:
+            labels[item_id].append(node_id)
+        resolved.update(
+            Resolution.objects.filter(item_id__in=chunk).values_list("item_id", flat=True)
+        )
+    moves, unanimous, agreements = [], [], []
+    for pk, stage in stages.items():
+        outcome = item_outcome(stage=stage, labels=labels[pk], resolved=pk in resolved, k=k)
+        if outcome.stage == stage or outcome.agreement is None:
+            continue
+        if outcome.unanimous_node is not None:
+            unanimous.append((pk, outcome.unanimous_node, Method.UNANIMOUS))
+        agreements.append(Item(pk=pk, agreement=outcome.agreement))
+        after = {"agreement": round(outcome.agreement, 3), **(details or {})}
+        moves.append(Move(pk, stage, outcome.stage, after))
+    insert_rows(Resolution, ("item_id", "node_id", "method"), unanimous)
+    Item.objects.bulk_update(agreements, ["agreement"], batch_size=CHUNK)
+    return items_move(project=project, moves=moves, action=Action.CROSS_CHECK, actor=actor)
 
 
 def resolution_method(labels: Sequence[int], final: int) -> str:

@@ -1,8 +1,10 @@
-"""Set-based writes the ORM does not offer: an upsert that only lets newer data win."""
+"""Set-based writes the ORM does not offer: an upsert that only lets newer data win; and the
+transaction advisory locks that keep the labeling rule's inputs still under a submit."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from enum import IntEnum
 
 from django.db import connection, models
 
@@ -108,3 +110,41 @@ def refresh_planner_statistics(model: type[models.Model]) -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+
+
+class Lock(IntEnum):
+    """What a transaction advisory lock guards: the first of pg_advisory_xact_lock's two keys."""
+
+    # A project's labeling rule inputs (k, depth, taxonomy, quota, reservations), keyed by the
+    # project: every submit holds it shared, a settings change to them exclusive (project_update).
+    RULE = 1
+    # One volunteer's labels in one project, while the rule counts them against the quota and
+    # the submit adds one; keyed by (project, volunteer).
+    QUOTA = 2
+
+
+def xact_lock(lock: Lock, *ids: int, shared: bool = False) -> None:
+    """Hold an advisory lock on `lock` for `ids` until the transaction ends, on PostgreSQL.
+
+    Why: a submit reads the rule's inputs (the project's k, its quota and the volunteer's labels)
+    in statements of its own, which row locks cannot keep still: a submit waiting for its item's
+    row lock would decide with the k it read before a settings change committed, and two submits
+    of one volunteer on two items would each count the labels without the other's. A shared lock
+    lets submits run side by side and makes a change of the rule wait for the submits in flight
+    (and them for it); an exclusive one makes a volunteer's quota count and their new label one
+    step. Nothing on SQLite (the demo): it runs one write at a time anyway.
+
+    Two ids (project, volunteer) are folded into the key's 32 bits: within a project every
+    volunteer has a key of their own; keys of two projects that fold alike only take turns."""
+    if connection.vendor != "postgresql":
+        return
+    if len(ids) not in (1, 2):
+        raise TypeError("xact_lock takes one id or two")
+    if not connection.in_atomic_block:  # in autocommit it would end with its own statement
+        raise RuntimeError("xact_lock is held until the transaction ends: call it in one")
+    key = ids[0] if len(ids) == 1 else ids[0] * 0x9E3779B1 + ids[1]
+    key &= 0xFFFFFFFF  # PostgreSQL's integer: -2**31 .. 2**31 - 1
+    key -= (key >> 31) << 32
+    function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {function}(%s, %s)", [int(lock), key])

@@ -17,6 +17,7 @@ from annotation.labeling.selectors import own_annotation
 from annotation.lifecycle import item_settle
 from annotation.models import Action, Annotation, Item, PilotStatus, Project, Reservation
 from annotation.project_nodes import node_is_foreign, with_foreign_flag
+from concord.db import Lock, xact_lock
 from concord.errors import ConcordError, Conflict
 from concord.prepared import PreparedQuery, execute_prepared, saved
 from taxonomy.models import Level, Node
@@ -127,12 +128,19 @@ def annotation_submit(
             % {"n": len(summary), "max": SUMMARY_MAX}
         )
     with transaction.atomic():
+        # The project's rule inputs, shared with every other submit: a settings change of k,
+        # depth or quota waits for this submit to commit, and it for the change, so the project
+        # read with the item below is the one the rule decides by (concord.db.xact_lock).
+        xact_lock(Lock.RULE, item.project_id, shared=True)
         # Lock the item row only (`of`): locking the joined project row too would make every
         # submit in the project wait for the one before it to commit.
         item = _LOCKED_ITEM.first(item=item.pk, project=item.project_id)
         if item is None:
             raise no_such_item()
         project = item.project
+        if project.quota_per_volunteer is not None:
+            # the rule counts the volunteer's labels: their other submits wait till this commits
+            xact_lock(Lock.QUOTA, project.pk, volunteer.pk)
         node_check(project=project, node=node)
         # The rule first: when it lets the volunteer give a new label (most submits) they have
         # none on the item, and looking for it would be a statement in vain under the lock.

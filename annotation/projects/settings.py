@@ -8,10 +8,14 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.audit import audit_record
-from annotation.models import Action, Membership, Project, Role
+from annotation.lifecycle import items_settle
+from annotation.models import LABELABLE_STAGES, Action, Membership, Project, Role
+from concord.db import Lock, xact_lock
 from concord.errors import Conflict
+from taxonomy.models import Level
 
 # The fields an admin sets; pilot_status belongs to the lead's pilot page, archived_at to
 # project_archive.
@@ -28,6 +32,13 @@ SETTINGS_FIELDS = (
     "quota_per_volunteer",
     "reveal_after_cross_check",
     "guidelines",
+)
+
+
+# What the labeling rule reads of the project on every submit (annotation.labeling.eligibility and
+# node_check): a change waits for the submits in flight, and they for it.
+RULE_FIELDS = frozenset(
+    {"overlap_k", "label_depth", "taxonomy", "quota_per_volunteer", "reservation_minutes"}
 )
 
 
@@ -62,7 +73,9 @@ def project_update(*, project: Project, actor, **changes: Any) -> Project:
     unknown = set(changes) - set(SETTINGS_FIELDS)
     if unknown:
         raise ValueError(f"not project settings: {sorted(unknown)}")
-    locked = Project.objects.select_for_update().get(pk=project.pk)
+    # NO KEY: other writes' audit rows still pass their foreign-key check on this row, so a skip
+    # or a resolve holding an item this change re-settles finishes instead of waiting for it.
+    locked = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
     before = _plain(locked)
     for field, value in changes.items():
         setattr(locked, field, value)
@@ -70,17 +83,30 @@ def project_update(*, project: Project, actor, **changes: Any) -> Project:
     changed = [f for f in after if after[f] != before[f]]
     if not changed:
         return locked
-    if "taxonomy" in changed and locked.items.filter(annotations__isnull=False).exists():
+    if RULE_FIELDS.intersection(changed):
+        # wait for the submits in flight; later ones wait for this change (concord.db.xact_lock)
+        xact_lock(Lock.RULE, locked.pk)
+    labeled = bool({"taxonomy", "label_depth"}.intersection(changed)) and (
+        locked.items.filter(annotations__isnull=False).exists()
+    )
+    if labeled and "taxonomy" in changed:
         raise Conflict(
             "The project has labels in its taxonomy; the taxonomy cannot change any more "
             "(retire or add categories instead)."
+        )
+    if labeled:
+        raise Conflict(
+            _(
+                "The project has labels at %(depth)s depth; the depth cannot change any more "
+                "(an item would mix labels of two depths)."
+            )
+            % {"depth": Level(before["label_depth"]).label.lower()}
         )
     if (
         "slug" in changed
         and Project.objects.filter(slug=locked.slug).exclude(pk=locked.pk).exists()
     ):
         raise Conflict(f"A project with the slug {locked.slug!r} exists already.")
-    locked.save(update_fields=changed)
     audit_record(
         project=locked,
         action=Action.PROJECT,
@@ -88,7 +114,29 @@ def project_update(*, project: Project, actor, **changes: Any) -> Project:
         before={f: before[f] for f in changed},
         after={f: after[f] for f in changed},
     )
+    if "overlap_k" in changed:
+        _settle_at_k(locked, actor=actor)
+    locked.save(update_fields=changed)  # last: a new slug locks the row against other writes
     return locked
+
+
+def _settle_at_k(project: Project, *, actor) -> None:
+    """After k changed: the items still open or labeling that have their (new) k labels reach
+    cross-check as if their last label had just been given (lifecycle.items_settle). A lower k
+    completes them; a higher one finds none and leaves labeling items more slots. Disputed and
+    final items stay: they were complete under the k they were labeled with."""
+    complete = (
+        project.items.select_for_update()
+        .filter(stage__in=LABELABLE_STAGES, label_count__gte=project.overlap_k)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    items_settle(
+        project=project,
+        item_ids=list(complete),
+        actor=actor,
+        details={"overlap_k": project.overlap_k},
+    )
 
 
 @transaction.atomic

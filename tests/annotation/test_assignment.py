@@ -1,5 +1,6 @@
 """Handing items out: order, never twice to the same volunteer, reservations and their expiry,
-quota, the pilot, skipping; and the claim under concurrency (threads on PostgreSQL)."""
+quota, the pilot, skipping; and the claim, the quota and a change of k under concurrency (threads
+on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,19 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.labeling.assignment import NoneReason, item_skip, next_item, next_item_claim
+from annotation.labeling.eligibility import LabelingRefused, Refusal
 from annotation.labeling.services import annotation_submit
-from annotation.models import Action, Annotation, AuditEvent, Item, PilotStatus, Reservation, Stage
+from annotation.models import (
+    Action,
+    Annotation,
+    AuditEvent,
+    Item,
+    PilotStatus,
+    Project,
+    Reservation,
+    Role,
+    Stage,
+)
 from concord.errors import Conflict
 from tests.annotation.labeling_helpers import hand_out, items, label, node, volunteers
 from tests.conftest import load_study_taxonomy, needs_postgres
@@ -313,3 +325,132 @@ def test_a_submit_waits_for_nothing_but_its_own_item():
         other.join(timeout=30)
     assert errors == []
     assert Annotation.objects.filter(item__project=project).count() == 2
+
+
+def _waiting(threads: list[threading.Thread], n: int) -> None:
+    """Until `n` sessions wait for a lock (an advisory lock, or a row another holds) or the
+    threads have ended; fail after 10 s."""
+    deadline = time.monotonic() + 10
+    with connections["default"].cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0] + sum(not t.is_alive() for t in threads) >= n:
+                return
+            time.sleep(0.01)
+    raise AssertionError(f"not {n} sessions waiting for a lock")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_quota_holds_for_submits_at_once():
+    """One volunteer with a quota of 2 submits on 6 handed-out items at once, from 6 threads
+    (each its own connection): the count of their labels and the new label are one step under
+    the volunteer's lock, so exactly 2 are stored and the others are refused with the quota."""
+    needs_postgres(connection)
+    taxonomy = load_study_taxonomy()
+    project = ProjectFactory(
+        taxonomy=taxonomy, slug="quota-race", overlap_k=3, quota_per_volunteer=2
+    )
+    targets = items(project, 6)
+    (me,) = volunteers(project, 1, prefix="eager")
+    for item in targets:
+        hand_out(item, me)
+    theme = node(project, "C.1")
+    start = threading.Barrier(len(targets))
+    stored: list[int] = []
+    refused: list[str] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def submit(item) -> None:
+        try:
+            start.wait()
+            annotation_submit(item=item, volunteer=me, node=theme, summary="at once")
+            with lock:
+                stored.append(item.pk)
+        except LabelingRefused as exc:
+            with lock:
+                refused.append(exc.refusal)
+        except BaseException as exc:
+            with lock:
+                errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=submit, args=(item,)) for item in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    assert len(stored) == 2
+    assert refused == [Refusal.QUOTA_REACHED] * 4
+    assert Annotation.objects.filter(volunteer=me).count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submit_waiting_behind_a_k_change_decides_by_the_new_k():
+    """k 3 -> 2 while a submit on an item is open (its second label) and another volunteer's
+    submit on the same item waits: the change waits for the open submit, then settles the item
+    at its two labels; the waiting submit then sees the new k and the settled item, and stores
+    no third label. (Without the project's rule lock the change did not wait: it missed the
+    uncommitted second label and left the item labeling with its k labels for good.)"""
+    from annotation.projects.settings import project_update
+    from tests.factories import MembershipFactory, UserFactory
+
+    needs_postgres(connection)
+    taxonomy = load_study_taxonomy()
+    project = ProjectFactory(taxonomy=taxonomy, slug="k-race", overlap_k=3, label_depth="theme")
+    (item,) = items(project, 1)
+    first, second, third = volunteers(project, 3, prefix="k-racer")
+    admin = UserFactory(username="k-admin")
+    MembershipFactory(project=project, user=admin, role=Role.ADMIN)
+    theme = node(project, "C.1")
+    label(item, first)
+    hand_out(item, second)
+    hand_out(item, third)
+    holding, done = threading.Event(), threading.Event()
+    outcomes: dict[str, object] = {}
+
+    def run(name: str, action) -> None:
+        try:
+            outcomes[name] = action()
+        except BaseException as exc:
+            outcomes[name] = exc
+        finally:
+            connections.close_all()
+
+    def open_submit() -> None:
+        with transaction.atomic():
+            annotation_submit(item=item, volunteer=second, node=theme, summary="second")
+            holding.set()
+            done.wait(timeout=30)  # the transaction stays open, its locks held
+
+    def change_k():
+        return project_update(project=Project.objects.get(pk=project.pk), actor=admin, overlap_k=2)
+
+    def late_submit():
+        return annotation_submit(item=item, volunteer=third, node=theme, summary="third")
+
+    threads = [threading.Thread(target=run, args=("open", open_submit))]
+    threads[0].start()
+    try:
+        assert holding.wait(timeout=30)
+        threads.append(threading.Thread(target=run, args=("change", change_k)))
+        threads[-1].start()
+        _waiting(threads[1:], 1)  # the change, behind the open submit
+        threads.append(threading.Thread(target=run, args=("late", late_submit)))
+        threads[-1].start()
+        _waiting(threads[1:], 2)  # the late submit, behind the change
+    finally:
+        done.set()
+        for t in threads:
+            t.join(timeout=30)
+    assert outcomes["open"] is None
+    assert isinstance(outcomes["change"], Project)
+    assert isinstance(outcomes["late"], LabelingRefused)
+    item.refresh_from_db()
+    assert (item.label_count, item.stage) == (2, Stage.FINAL)  # two C.1 labels: unanimous at k=2
+    assert Annotation.objects.filter(item=item).count() == 2

@@ -236,3 +236,99 @@ def test_archived_project_takes_no_new_items_by_any_route(personas, project):
     with pytest.raises(Conflict, match="archived"):
         project_items_add(project=project, issue_ids=[IssueFactory().pk])
     assert not project.items.exists()
+
+
+# ---------------------------------------------------------------- the rule's inputs mid-study
+
+
+def test_lowering_k_settles_the_items_that_now_have_their_k_labels(personas, project):
+    """k 3 -> 2: labeling items with two labels reach cross-check as if their second label had
+    just been given (unanimous -> final with its resolution, else disputed), each with its audit
+    row; an item short of the new k keeps labeling; disputed and final items stay as they are.
+    Raising k again moves nothing."""
+    from annotation.models import Item, Method, Resolution, Stage
+    from annotation.projects.settings import project_update
+    from tests.annotation.labeling_helpers import label
+
+    a, b, c = personas["volunteer_a"], personas["volunteer_b"], personas["lead"]
+    agree, differ, short, done, fresh = items(project, 5)
+    for item, codes in [(agree, ["C.1", "C.1"]), (differ, ["C.1", "C.2"]), (short, ["C.1"]),
+                        (done, ["C.1", "C.2", "A.1"])]:  # fmt: skip
+        for volunteer, code in zip((a, b, c), codes, strict=False):
+            label(item, volunteer, code=code)
+    stages = dict(Item.objects.filter(project=project).values_list("pk", "stage"))
+    assert [stages[i.pk] for i in (agree, differ, short, done, fresh)] == [
+        Stage.LABELING, Stage.LABELING, Stage.LABELING, Stage.DISPUTED, Stage.OPEN,
+    ]  # fmt: skip
+
+    project_update(project=project, actor=personas["admin"], overlap_k=2)
+    for item in (agree, differ, short, done, fresh):
+        item.refresh_from_db()
+    assert [i.stage for i in (agree, differ, short, done, fresh)] == [
+        Stage.FINAL, Stage.DISPUTED, Stage.LABELING, Stage.DISPUTED, Stage.OPEN,
+    ]  # fmt: skip
+    assert Resolution.objects.get(item=agree).method == Method.UNANIMOUS
+    assert not Resolution.objects.filter(item=differ).exists()
+    assert (agree.agreement, differ.agreement) == (1.0, 0.5)
+    settled = AuditEvent.objects.filter(action=Action.CROSS_CHECK, after__has_key="overlap_k")
+    assert sorted(settled.values_list("item_id", "before", "after", "actor")) == sorted([
+        (agree.pk, {"stage": "labeling"}, {"stage": "final", "agreement": 1.0, "overlap_k": 2},
+         personas["admin"].pk),
+        (differ.pk, {"stage": "labeling"},
+         {"stage": "disputed", "agreement": 0.5, "overlap_k": 2}, personas["admin"].pk),
+    ])  # fmt: skip
+    change = AuditEvent.objects.get(project=project, action=Action.PROJECT, item=None)
+    assert (change.before, change.after) == ({"overlap_k": 3}, {"overlap_k": 2})
+    # nothing is left labeling with its k labels: nothing stuck, nothing handed out past k
+    assert not Item.objects.filter(project=project, stage=Stage.LABELING, label_count__gte=2)
+    claim = next_item_claim(project=project, volunteer=personas["admin"])
+    assert claim.item in (short, fresh)
+
+    project_update(project=project, actor=personas["admin"], overlap_k=4)
+    assert dict(Item.objects.filter(project=project).values_list("pk", "stage")) == {
+        agree.pk: Stage.FINAL, differ.pk: Stage.DISPUTED, short.pk: Stage.LABELING,
+        done.pk: Stage.DISPUTED, fresh.pk: Stage.OPEN,
+    }  # fmt: skip
+    assert settled.count() == 2
+
+
+def test_k_lowered_through_the_api_settles_too(personas, project):
+    from annotation.models import Item, Stage
+    from tests.annotation.labeling_helpers import label
+
+    (item,) = items(project, 1)
+    label(item, personas["volunteer_a"], code="C.2")
+    api = APIClient()
+    api.force_authenticate(personas["admin"])
+    assert api.patch(f"/api/projects/{project.slug}/", {"overlap_k": 1}).status_code == 200
+    assert Item.objects.get(pk=item.pk).stage == Stage.FINAL  # one label, unanimous at k = 1
+
+
+def test_depth_cannot_change_once_the_project_has_labels(client, personas, project):
+    """Theme and sub-theme labels on one item would not compare: the depth is refused with words
+    (409) once a label exists, on the page and the API; before that it changes freely."""
+    from tests.annotation.labeling_helpers import label
+
+    (item,) = items(project, 1)
+    api = APIClient()
+    api.force_authenticate(personas["admin"])
+    url = f"/api/projects/{project.slug}/"
+    assert api.patch(url, {"label_depth": "subtheme"}).status_code == 200
+    assert api.patch(url, {"label_depth": "theme"}).status_code == 200
+    label(item, personas["volunteer_a"])
+    refused = api.patch(url, {"label_depth": "subtheme"})
+    assert refused.status_code == 409
+    assert refused.json()["detail"] == (
+        "The project has labels at theme depth; the depth cannot change any more (an item would "
+        "mix labels of two depths)."
+    )
+    client.force_login(personas["admin"])
+    data = {**SETTINGS, "slug": project.slug, "taxonomy": project.taxonomy_id,
+            "label_depth": "subtheme"}  # fmt: skip
+    page = client.post(f"/projects/{project.slug}/settings/", data)
+    assert page.status_code == 200
+    assert "the depth cannot change any more" in page.content.decode()
+    project.refresh_from_db()
+    assert project.label_depth == "theme"
+    depths = AuditEvent.objects.filter(project=project, after__has_key="label_depth")
+    assert [e.after["label_depth"] for e in depths.order_by("pk")] == ["subtheme", "theme"]

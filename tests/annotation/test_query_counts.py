@@ -18,9 +18,10 @@ from tests.annotation.lead_helpers import labeled_item, trio_fixture  # noqa: F4
 # comments, keywords, picker and the nodes it leaves out (annotation.project_nodes) ...
 NEXT_ITEM_PAGE = 17
 NEXT_ITEM_PAGE_RESUMED = 14  # the reservation I hold, no claim
-PAGE_SUBMIT = 14
+# a submit's first statement takes the project's rule lock, shared (concord.db.xact_lock): +1
+PAGE_SUBMIT = 15
 API_NEXT_ITEM = 8
-API_SUBMIT = 11
+API_SUBMIT = 12
 DISPUTED_PAGE = 8
 DISPUTED_API = 4
 
