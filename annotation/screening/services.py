@@ -12,6 +12,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, 
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from rest_framework import status
 
 from annotation.audit import audit_record
 from annotation.labeling.assignment import (
@@ -32,7 +33,7 @@ from annotation.models import (
     ScreeningVote,
     Stage,
 )
-from concord.errors import Conflict
+from concord.errors import ConcordError, Conflict
 
 
 def _votes_on_outer_item() -> Coalesce:
@@ -127,12 +128,28 @@ def screening_outcome(*, relevant: int, irrelevant: int, rule: str) -> str:
     return Stage.SCREENING_DISPUTE
 
 
+class NotHanded(ConcordError):
+    """A new vote on a candidate "next candidate" did not hand to the voter. It names nothing of
+    the candidate (its stage, the votes on it): it is not theirs to know."""
+
+    http_status = status.HTTP_403_FORBIDDEN
+
+
+def _handed(item: Item, volunteer) -> bool:
+    """Whether `item` was handed to `volunteer` (their reservation, even if it has expired)."""
+    return Reservation.objects.filter(item=item, volunteer=volunteer).exists()
+
+
 def screening_vote(
     *, item: Item, volunteer, relevant: bool, reason: str = ""
 ) -> tuple[ScreeningVote, bool]:
     """Record `volunteer`'s screening vote; returns (vote, created). Idempotent per volunteer: the
     same vote again changes nothing; a changed mind is allowed while the item is a candidate. The
-    vote that reaches project.screening_votes decides (screening_outcome)."""
+    vote that reaches project.screening_votes decides (screening_outcome).
+
+    As for labels, when the project reserves items a new vote needs the candidate to have been
+    handed to the voter (screening_next_claim); otherwise a volunteer could vote on candidates
+    held for others, or pick which ones to decide."""
     reason = " ".join((reason or "").split())[:300]
     with transaction.atomic():
         item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
@@ -140,6 +157,8 @@ def screening_vote(
         mine = ScreeningVote.objects.filter(item=item, volunteer=volunteer).first()
         if mine is not None and mine.relevant == relevant:
             return mine, False
+        if mine is None and project.reservation_minutes > 0 and not _handed(item, volunteer):
+            raise NotHanded(_("This candidate was not handed to you; ask for the next candidate."))
         if item.stage != Stage.CANDIDATE:
             raise Conflict(
                 _("This item was already screened (it is %(stage)s); ask for the next candidate.")

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Annotation, PilotStatus, Skip, Stage
 from annotation.screening.services import screening_vote
-from tests.annotation.labeling_helpers import items, label
+from tests.annotation.labeling_helpers import hand_out, items, label
 
 SECRET = "SECRET-SUMMARY-OF-B"
 
@@ -179,6 +179,7 @@ def test_screening_over_the_api(api, personas, project):
     assert none.status_code == 204
     assert none["Concord-Reason"] == "nothing_to_screen"
 
+    hand_out(item, personas["volunteer_b"])  # as screening/next/ does
     screening_vote(item=item, volunteer=personas["volunteer_b"], relevant=True)
     item.refresh_from_db()
     assert item.stage == Stage.SCREENING_DISPUTE

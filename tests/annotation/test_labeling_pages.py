@@ -13,7 +13,7 @@ from annotation.labeling.services import annotation_submit
 from annotation.models import Annotation, Item, PilotStatus, Reservation, ScreeningVote, Skip, Stage
 from annotation.screening.services import screening_vote
 from ingest.models import Comment, KeywordMatch, KeywordSet
-from tests.annotation.labeling_helpers import items, label, node
+from tests.annotation.labeling_helpers import hand_out, items, label, node
 
 SECRET = "SECRET-SUMMARY-OF-B"
 
@@ -346,6 +346,8 @@ def test_screen_page_votes_and_moves_on(client, personas, project, candidate):
 
 
 def test_lead_decides_a_screening_dispute_on_the_page(client, personas, project, candidate):
+    for who in ("volunteer_a", "volunteer_b"):
+        hand_out(candidate, personas[who])  # as the screening page does
     screening_vote(item=candidate, volunteer=personas["volunteer_a"], relevant=True)
     screening_vote(item=candidate, volunteer=personas["volunteer_b"], relevant=False, reason="dup")
     as_user(client, personas["lead"])

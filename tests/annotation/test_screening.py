@@ -1,13 +1,16 @@
-"""Screening: handing candidates out, votes (idempotent), outcomes under both rules, the lead's
-decision on a dispute, and the false-positive rate."""
+"""Screening: handing candidates out, votes (idempotent, only on a candidate handed to the voter),
+outcomes under both rules, the lead's decision on a dispute, and the false-positive rate."""
 
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
 
 from annotation.labeling.assignment import NoneReason
 from annotation.models import Action, AuditEvent, Reservation, ScreeningRule, ScreeningVote, Stage
 from annotation.screening.services import (
+    NotHanded,
     screening_decide,
     screening_next_claim,
     screening_outcome,
@@ -15,7 +18,7 @@ from annotation.screening.services import (
     screening_vote,
 )
 from concord.errors import Conflict
-from tests.annotation.labeling_helpers import items
+from tests.annotation.labeling_helpers import hand_out, items
 
 
 @pytest.fixture
@@ -27,6 +30,10 @@ def screening_project(project):
 
 
 def vote(item, user, relevant, reason=""):
+    """`user` votes the way the page does: handed the candidate first (unless they change their
+    own vote), then voting."""
+    if not ScreeningVote.objects.filter(item=item, volunteer=user).exists():
+        hand_out(item, user)
     return screening_vote(item=item, volunteer=user, relevant=relevant, reason=reason)
 
 
@@ -151,3 +158,56 @@ def test_false_positive_rate_is_excluded_over_screened(screening_project, person
 
 def test_no_screening_yet_has_no_rate(screening_project):
     assert screening_stats(screening_project).false_positive_rate is None
+
+
+# ---------------------------------------------------------------- only what was handed out
+
+NOT_HANDED = "This candidate was not handed to you; ask for the next candidate."
+
+
+def test_a_new_vote_needs_the_candidate_handed_to_the_voter(screening_project, personas):
+    """As for labels: a volunteer votes on what "next candidate" handed them, not on a candidate
+    held for someone else or one they picked; the refusal tells nothing of the candidate."""
+    mine, theirs, decided = items(screening_project, 3, stage=Stage.CANDIDATE)
+    me, other = personas["volunteer_a"], personas["volunteer_b"]
+    hand_out(theirs, other)
+    for item in (mine, theirs):
+        with pytest.raises(NotHanded, match=NOT_HANDED) as refused:
+            screening_vote(item=item, volunteer=me, relevant=True)
+        assert refused.value.http_status == 403
+    vote(decided, other, False)
+    vote(decided, personas["lead"], False)
+    decided.refresh_from_db()
+    assert decided.stage == Stage.EXCLUDED
+    with pytest.raises(NotHanded) as refused:  # not "already screened (it is excluded)"
+        screening_vote(item=decided, volunteer=me, relevant=True)
+    assert "excluded" not in refused.value.message
+    assert not ScreeningVote.objects.filter(volunteer=me).exists()
+
+    handed = screening_next_claim(project=screening_project, volunteer=me).item
+    assert handed in (mine, theirs)  # theirs has a vote's room left beside the other's hold
+    Reservation.objects.filter(item=handed, volunteer=me).update(expires_at=timezone.now())
+    assert screening_vote(item=handed, volunteer=me, relevant=True)[1]  # expired, still mine
+    assert not Reservation.objects.filter(item=handed, volunteer=me).exists()
+    changed, created = screening_vote(item=handed, volunteer=me, relevant=False)  # changed mind
+    assert (created, changed.relevant) == (False, False)
+
+
+def test_without_reservations_any_candidate_takes_a_vote(screening_project, personas):
+    screening_project.reservation_minutes = 0
+    screening_project.save()
+    (item,) = items(screening_project, 1, stage=Stage.CANDIDATE)
+    assert screening_vote(item=item, volunteer=personas["volunteer_a"], relevant=True)[1]
+
+
+def test_the_api_refuses_a_vote_not_handed_out_with_403(screening_project, personas):
+    (item,) = items(screening_project, 1, stage=Stage.CANDIDATE)
+    api = APIClient()
+    api.force_authenticate(personas["volunteer_a"])
+    url = f"/api/projects/{screening_project.slug}/items/{item.pk}/screening-vote/"
+    refused = api.post(url, {"relevant": True}, format="json")
+    assert (refused.status_code, refused.json()["detail"]) == (403, NOT_HANDED)
+    assert (
+        api.post(f"/api/projects/{screening_project.slug}/screening/next/").json()["id"] == item.pk
+    )
+    assert api.post(url, {"relevant": True}, format="json").status_code == 201
