@@ -118,6 +118,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    # Judges no password: Django tells it of every new password (own change, reset, admin,
+    # `changepassword`), and it revokes the person's API token (concord.tokens).
+    {"NAME": "concord.tokens.RevokeTokenOnNewPassword"},
 ]
 if RUNNING_TESTS:  # hashing cost buys nothing in tests and slows every persona down
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -140,6 +143,10 @@ PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env.int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", default=50)
 LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=900)
+# Password-reset mails asked for one e-mail address, and from one client address, per window.
+PASSWORD_RESET_LIMIT = env.int("PASSWORD_RESET_LIMIT", default=3)
+PASSWORD_RESET_LIMIT_PER_ADDRESS = env.int("PASSWORD_RESET_LIMIT_PER_ADDRESS", default=20)
+PASSWORD_RESET_WINDOW_SECONDS = env.int("PASSWORD_RESET_WINDOW_SECONDS", default=3600)
 # Reverse proxies in front of Concord that append to X-Forwarded-For (the TLS proxy: 1). The
 # client's address (per-address throttling) is the N-th from the right of that header; 0 takes
 # REMOTE_ADDR and ignores the header, which any client can write.
@@ -161,6 +168,23 @@ SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=HTTPS)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+
+def _site_url_default() -> str:
+    """Where `make run` serves in DEBUG and tests; else the first of ALLOWED_HOSTS."""
+    if DEBUG or RUNNING_TESTS:
+        return "http://127.0.0.1:8000"
+    host = ALLOWED_HOSTS[0] if ALLOWED_HOSTS else ""
+    if host in ("", "*") or host.startswith("."):
+        raise ImproperlyConfigured("SITE_URL must be set when ALLOWED_HOSTS has no plain name.")
+    return f"{'https' if HTTPS else 'http'}://{host}"
+
+
+# The address people reach Concord at (scheme, host, port and any path prefix): password-reset
+# links start with it. Never taken from a request, whose Host header the client writes.
+SITE_URL = env("SITE_URL", default="") or _site_url_default()
+if not SITE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured("SITE_URL is an http:// or https:// address.")
 
 # ---------------------------------------------------------------- cache
 REDIS_URL = env("REDIS_URL", default="")
@@ -196,6 +220,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... and services are idempotent, so 
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="concord")
+# Tasks outside a `tasks` module, which autodiscovery would not find: the password-reset mail.
+CELERY_IMPORTS = ["concord.auth"]
 # Jobs report through their database rows, so results are kept only for the liveness probe; a
 # web process then never waits on (or is broken by) a result store that is down.
 CELERY_TASK_IGNORE_RESULT = True
@@ -226,6 +252,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "concord.errors.api_exception_handler",
+    # Per person, over a fixed second and a fixed minute (concord.auth): 429 with Retry-After.
+    "DEFAULT_THROTTLE_CLASSES": ["concord.auth.BurstThrottle", "concord.auth.SustainedThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "burst": env("API_THROTTLE_BURST", default="100/s"),
+        "sustained": env("API_THROTTLE_SUSTAINED", default="3600/m"),
+    },
     # DRF's parsers with a body cap, a JSON depth limit and the NUL/surrogate check (issue 12).
     "DEFAULT_PARSER_CLASSES": [
         "concord.parsers.JSONParser",

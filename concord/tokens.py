@@ -1,5 +1,5 @@
 """API tokens: each person may hold one, create it anew (the old one stops working at once) or
-revoke it. The key is shown once, right after it is made."""
+revoke it. The key is shown once, right after it is made. A new password revokes it."""
 
 from __future__ import annotations
 
@@ -40,6 +40,24 @@ def token_renew(*, user) -> Token:
 def token_revoke(*, user) -> bool:
     deleted, _ = Token.objects.filter(user=user).delete()
     return bool(deleted)
+
+
+class RevokeTokenOnNewPassword:
+    """A password validator that refuses nothing: it is in AUTH_PASSWORD_VALIDATORS for Django's
+    `password_changed` call, which `AbstractBaseUser.save()` makes after every `set_password()`
+    (own change, reset, the admin's set password, `manage.py changepassword`) and never for a
+    hash upgraded at sign-in. One place, whichever page or command set the password: a token
+    taken with the old password stops working with it."""
+
+    def validate(self, password, user=None) -> None:
+        return None
+
+    def password_changed(self, password, user=None) -> None:
+        if user is not None and user.pk is not None:
+            token_revoke(user=user)
+
+    def get_help_text(self) -> str:
+        return str(_("A new password revokes your API token, if you have one."))
 
 
 @login_required

@@ -4,7 +4,11 @@ from django.urls import URLPattern, URLResolver, include, path
 from django.views.i18n import set_language
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from concord.auth import ThrottledLoginView
+from concord.auth import (
+    ThrottledLoginView,
+    ThrottledPasswordChangeView,
+    ThrottledPasswordResetView,
+)
 from concord.tokens import api_token_page
 
 # The labeling routes (annotation.api_urls) are tried first: every label resolves two URLs, and
@@ -23,14 +27,15 @@ urlpatterns = [
     path("accounts/api-token/", api_token_page, name="api-token"),
     # The top bar's language switch: a CSRF-checked POST that sets the language cookie.
     path("i18n/setlang/", set_language, name="set_language"),
-    # issue 14: own password change, and reset by e-mail (Django's views, Concord's templates)
-    path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    # issue 14: own password change, and reset by e-mail (Django's views, Concord's templates),
+    # throttled like sign-in (concord.auth)
+    path("accounts/password/", ThrottledPasswordChangeView.as_view(), name="password_change"),
     path(
         "accounts/password/done/",
         auth_views.PasswordChangeDoneView.as_view(),
         name="password_change_done",
     ),
-    path("accounts/reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("accounts/reset/", ThrottledPasswordResetView.as_view(), name="password_reset"),
     path(
         "accounts/reset/sent/",
         auth_views.PasswordResetDoneView.as_view(),

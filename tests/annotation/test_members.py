@@ -258,7 +258,7 @@ def test_own_password_change(client, db):
     assert user.check_password("new-pass-phrase-2")
 
 
-def test_password_reset_by_email(client, settings, db):
+def test_password_reset_by_email(client, settings, db, eager_tasks):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     user = UserFactory(username="zhou", email="zhou@example.org")
     assert client.post("/accounts/reset/", {"email": "zhou@example.org"}).status_code == 302
