@@ -47,6 +47,7 @@ from ingest.models import (
     RunStatus,
     Source,
 )
+from ingest.services import issue_spellings, repository_issues
 
 ISSUES, COMMENTS, DONE = "issues", "comments", "done"
 ISSUE_UPDATE_FIELDS = (
@@ -429,10 +430,10 @@ def source_rename(source: Source, owner: str, repo: str) -> None:
                 f"{old} was renamed to {owner}/{repo} on {source.get_host_display()}, which is "
                 f"already a source for the same window (#{other.pk}); harvest that one."
             )
-        taken = Issue.objects.filter(host=source.host, owner=owner, repo=repo).values("number")
-        Issue.objects.filter(host=source.host, owner=source.owner, repo=source.repo).exclude(
-            number__in=taken
-        ).update(owner=owner, repo=repo)
+        # Names without case, as issues are told apart (repository_issues).
+        taken = repository_issues(source.host, owner, repo).values("number")
+        moving = repository_issues(source.host, source.owner, source.repo).exclude(number__in=taken)
+        Issue.objects.filter(pk__in=moving.values("pk")).update(owner=owner, repo=repo)
         Source.objects.filter(pk=source.pk).update(owner=owner, repo=repo, renamed_from=old)
     source.owner, source.repo, source.renamed_from = owner, repo, old
 
@@ -564,9 +565,12 @@ def _store_issues(source: Source, records: list[IssueRecord]) -> tuple[int, int]
     now = timezone.now()
     in_window = [r for r in records if start <= r.created_at <= end]
     issues = [r for r in in_window if not r.is_pull_request]
+    # Under the names as Concord spells them (an issue a URL list brought as nvidia/megatron-lm
+    # is the source's NVIDIA/Megatron-LM one): the upsert finds rows by the names as stored.
+    spelled = issue_spellings(source.host, source.owner, source.repo, (r.number for r in issues))
     upsert(
         Issue,
-        (issue_row(source.host, source.owner, source.repo, r, now, source=source) for r in issues),
+        (issue_row(source.host, *spelled[r.number], r, now, source=source) for r in issues),
         unique=("host", "owner", "repo", "number"),
         update=(*ISSUE_UPDATE_FIELDS, "source"),
         newer="updated_at",
@@ -574,12 +578,9 @@ def _store_issues(source: Source, records: list[IssueRecord]) -> tuple[int, int]
     if issues and source.keyword_set is not None:
         candidates_mark(
             keyword_set=source.keyword_set,
-            issues=Issue.objects.filter(
-                host=source.host,
-                owner=source.owner,
-                repo=source.repo,
-                number__in=[r.number for r in issues],
-            ).only("pk", "title", "body"),
+            issues=repository_issues(source.host, source.owner, source.repo)
+            .filter(number__in=[r.number for r in issues])
+            .only("pk", "title", "body"),
         )
     return len(issues), len(in_window) - len(issues)
 
@@ -615,13 +616,10 @@ def _store_comments(source: Source, records: list[CommentRecord]) -> int:
     """Upsert comments whose issue we hold; PR comments and out-of-window issues are dropped."""
     numbers = {r.issue_number for r in records if r.issue_number}
     ids = dict(
-        Issue.objects.filter(
-            host=source.host,
-            owner=source.owner,
-            repo=source.repo,
-            number__in=numbers,
-            is_pull_request=False,
-        ).values_list("number", "pk")
+        repository_issues(source.host, source.owner, source.repo)
+        .filter(number__in=numbers, is_pull_request=False)
+        .order_by("-pk")  # one issue with two rows (two spellings stored before): the older one
+        .values_list("number", "pk")
     )
     rows = [
         comment_row(source.host, r, ids[r.issue_number]) for r in records if r.issue_number in ids

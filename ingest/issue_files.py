@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from django.db import transaction
@@ -127,6 +127,9 @@ def issue_file_store(
     before = Issue.objects.count()
     ids = issues_ensure(r.ref for r in records)
     created = Issue.objects.count() - before
+    # From here on each record names its issue as Concord spells it (the names' case may differ).
+    spelled = {ref: ref for ref in ids}
+    records = [_respelled(r, spelled[r.ref]) for r in records]
     frozen = set(keep_text(list(ids.values())))
     writable = [r for r in records if ids[r.ref] not in frozen]
     kept = _would_change([r for r in records if ids[r.ref] in frozen], ids)
@@ -154,12 +157,12 @@ def issue_file_stored_clashes(records: list[IssueFileRecord], name: str) -> list
     found = Comment.objects.filter(
         host__in={host for host, _ in keys}, comment_id__in={cid for _, cid in keys}
     ).values_list("host", "comment_id", "issue__owner", "issue__repo", "issue__number")
-    under = {(host, cid): (owner, repo, number) for host, cid, owner, repo, number in found}
+    under = {(host, cid): IssueRef(host, *issue) for host, cid, *issue in found}
     errors = []
     for r in records:
         for n, c in enumerate(r.comments):
             issue = under.get((r.ref.host, c.comment_id))
-            if issue is not None and issue != (r.ref.owner, r.ref.repo, r.ref.number):
+            if issue is not None and issue != r.ref:  # names compared without case
                 message = "the id of a comment Concord holds on another issue"
                 errors.append(RowError(name, r.line, f"comments[{n}].id", message))
                 break
@@ -378,6 +381,20 @@ def _stable_id(ref: IssueRef, n: int) -> int:
     """A negative comment id for the n-th comment of `ref` (hosts' ids are positive)."""
     digest = hashlib.sha256(f"{ref.url}\n{n}".encode()).digest()
     return -(int.from_bytes(digest[:8], "big") >> 1) - 1
+
+
+def _respelled(record: IssueFileRecord, stored: IssueRef) -> IssueFileRecord:
+    """`record` under its issue's names as Concord spells them (`stored`, equal to record.ref
+    but for case): its URL, and the stable ids of its comments without one, which come from the
+    URL, so the same comments from a file spelling the names otherwise are the same comments."""
+    if (stored.owner, stored.repo) == (record.ref.owner, record.ref.repo):
+        return record
+    comments = tuple(
+        replace(c, comment_id=_stable_id(stored, n)) if c.comment_id < 0 else c
+        for n, c in enumerate(record.comments)
+    )
+    issue = replace(record.issue, url=stored.url)
+    return replace(record, ref=stored, issue=issue, comments=comments)
 
 
 # ---------------------------------------------------------------- text that is kept

@@ -77,12 +77,33 @@ def web_url(value: object) -> str:
     return ""
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class IssueRef:
+    """An issue as a URL names it. Owner and repository names keep the spelling given (for
+    display), but identify the issue whatever their case: GitHub's and Gitee's names are
+    case-insensitive, so `NVIDIA/Megatron-LM#1` and `nvidia/megatron-lm#1` are one issue (equal,
+    same hash). The number is compared exactly: Gitee ids are case-sensitive."""
+
     host: str
     owner: str
     repo: str
     number: str
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What identifies the issue: host, owner and repository in lower case, number."""
+        return (self.host, self.owner.lower(), self.repo.lower(), self.number)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, IssueRef):
+            return NotImplemented
+        return self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __lt__(self, other: IssueRef) -> bool:
+        return self.key < other.key
 
     @property
     def repository(self) -> str:

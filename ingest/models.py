@@ -6,6 +6,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -76,6 +77,14 @@ class Issue(models.Model):
         # when its statistics are stale, as they are during a first harvest.
         constraints = [
             models.UniqueConstraint(fields=["host", "owner", "repo", "number"], name="issue_unique")
+        ]
+        # Owner and repository names are told apart without case (NVIDIA/Megatron-LM is
+        # nvidia/megatron-lm on both hosts): lookups go through this (ingest.services
+        # repository_issues). Not unique: rows stored before may hold one issue twice.
+        indexes = [
+            models.Index(
+                "host", Lower("owner"), Lower("repo"), "number", name="issue_identity_nocase"
+            )
         ]
 
     def __str__(self) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import connection, models, transaction
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from ingest.issue_refs import IssueRef
@@ -17,27 +18,73 @@ BATCH = 2000
 ISSUE_FIELDS = ("host", "owner", "repo", "number", "url")
 
 
+def repository_issues(host: str, owner: str, repo: str) -> models.QuerySet[Issue]:
+    """The issues Concord holds of a repository, whatever the case of their owner and repository
+    names: both hosts take `nvidia/megatron-lm` for `NVIDIA/Megatron-LM` (the index on the
+    lower-cased names serves this)."""
+    return Issue.objects.alias(owner_key=Lower("owner"), repo_key=Lower("repo")).filter(
+        host=host, owner_key=owner.lower(), repo_key=repo.lower()
+    )
+
+
+def repository_spelling(host: str, owner: str, repo: str) -> tuple[str, str]:
+    """How Concord spells a repository's owner and name: as its issues already stored are spelled
+    (the first spelling it saw), else as given. A new issue takes it, so one repository is not
+    shown under two spellings."""
+    stored = repository_issues(host, owner, repo).values_list("owner", "repo")[:1]
+    return next(iter(stored), (owner, repo))
+
+
+def issue_spellings(
+    host: str, owner: str, repo: str, numbers: Iterable[str]
+) -> dict[str, tuple[str, str]]:
+    """number -> (owner, repo) to store each of a repository's issues under: the spelling of the
+    issue's row if Concord holds it (an upsert keyed by the names finds that row), else the
+    repository's (repository_spelling)."""
+    numbers = set(numbers)
+    rows = repository_issues(host, owner, repo).filter(number__in=numbers).order_by("-pk")
+    stored = {number: (o, r) for number, o, r in rows.values_list("number", "owner", "repo")}
+    new = numbers - stored.keys()
+    spelling = repository_spelling(host, owner, repo) if new else (owner, repo)
+    return {**dict.fromkeys(new, spelling), **stored}
+
+
 def issues_ensure(refs: Iterable[IssueRef]) -> dict[IssueRef, int]:
-    """Make sure an Issue row exists for every ref; return ids. Safe to repeat, safe under races."""
-    wanted = set(refs)
+    """Make sure an Issue row exists for every ref; return ids, keyed by the refs as Concord
+    spells them (equal to the refs given: names are compared without case). A new issue takes its
+    repository's spelling (repository_spelling; within `refs`, the first given). Safe to repeat,
+    safe under races."""
+    wanted = list(dict.fromkeys(refs))  # one ref per issue: the first spelling given
     found = _issue_ids(wanted)
-    missing = sorted((r.host, r.owner, r.repo, r.number, r.url) for r in wanted - found.keys())
+    missing = [r for r in wanted if r not in found]
     if missing:
-        insert_rows(Issue, ISSUE_FIELDS, missing, ignore_conflicts=True)
-        found.update(_issue_ids({r for r in wanted if r not in found}))
+        spelling: dict[tuple[str, str, str], tuple[str, str]] = {}
+        for r in missing:
+            repository = (r.host, r.owner.lower(), r.repo.lower())
+            if repository not in spelling:
+                spelling[repository] = repository_spelling(r.host, r.owner, r.repo)
+        rows = []
+        for r in missing:
+            owner, repo = spelling[(r.host, r.owner.lower(), r.repo.lower())]
+            spelled = IssueRef(r.host, owner, repo, r.number)
+            rows.append((r.host, owner, repo, r.number, spelled.url))
+        insert_rows(Issue, ISSUE_FIELDS, sorted(rows), ignore_conflicts=True)
+        found.update(_issue_ids(missing))
     return found
 
 
-def _issue_ids(refs: set[IssueRef]) -> dict[IssueRef, int]:
+def _issue_ids(refs: list[IssueRef]) -> dict[IssueRef, int]:
+    """id of each ref's issue that Concord holds, keyed by the ref as stored. Should one issue
+    have two rows (spellings stored before names were compared without case), the older wins."""
     ids: dict[IssueRef, int] = {}
     by_repo: dict[tuple[str, str, str], set[str]] = {}
     for r in refs:
-        by_repo.setdefault((r.host, r.owner, r.repo), set()).add(r.number)
+        by_repo.setdefault((r.host, r.owner.lower(), r.repo.lower()), set()).add(r.number)
     for (host, owner, repo), numbers in by_repo.items():
-        rows = Issue.objects.filter(host=host, owner=owner, repo=repo).values_list("pk", "number")
-        for pk, number in rows.iterator(chunk_size=BATCH):
-            if number in numbers:
-                ids[IssueRef(host, owner, repo, number)] = pk
+        rows = repository_issues(host, owner, repo).values_list("pk", "owner", "repo", "number")
+        matching = [row for row in rows.iterator(chunk_size=BATCH) if row[3] in numbers]
+        for pk, stored_owner, stored_repo, number in sorted(matching):
+            ids.setdefault(IssueRef(host, stored_owner, stored_repo, number), pk)
     return ids
 
 
