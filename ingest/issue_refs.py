@@ -34,7 +34,6 @@ _NAME_RULES = {
 }
 _HOST_NAMES = {"github": "GitHub", "gitee": "Gitee"}
 _WEB_URL = re.compile(r"https?://[^\s\x00-\x1f\x7f/?#@\\]+(?:[/?#][^\s\x00-\x1f\x7f\\]*)?", re.I)
-WEB_URL_MAX = 300  # Issue.url's column
 
 
 class BadIssueUrl(ValueError):
@@ -115,10 +114,18 @@ class IssueRef:
 
 
 def issue_web_url(given: object, ref: IssueRef) -> str:
-    """The URL to store for an issue: the forge's own if it is a web URL that fits the column,
-    else the canonical one built from the ref (the forge's word is not trusted to be a link)."""
-    url = web_url(given)
-    return url if url and len(url) <= WEB_URL_MAX else ref.url
+    """The URL to store for an issue: the forge's own if it is an issue URL on the issue's own
+    tracker (a transferred issue's may name another repository there), in its canonical form;
+    else the one built from the ref. The forge's word is not trusted to be a link, nor to lead
+    anywhere but its own tracker."""
+    if isinstance(given, str) and web_url(given):
+        try:
+            named = parse_issue_url(given)
+        except BadIssueUrl:
+            return ref.url
+        if named.host == ref.host:
+            return named.url
+    return ref.url
 
 
 def parse_issue_url(text: str) -> IssueRef:

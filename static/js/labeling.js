@@ -88,10 +88,19 @@
   function fmt(text, values) {
     return text.replace(/%\((\w+)\)s/g, function (m, name) { return values[name] == null ? "" : String(values[name]); });
   }
+  // Text for HTML, inside an element or an attribute's quotes: all five of & < > " ' escaped.
+  var ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
   function esc(text) {
-    var div = document.createElement("div");
-    div.textContent = text == null ? "" : String(text);
-    return div.innerHTML;
+    return (text == null ? "" : String(text)).replace(/[&<>"']/g, function (c) { return ESCAPES[c]; });
+  }
+  // "open the original" leads to the issue's own tracker, built from its host, names and number
+  // (as the server builds it), never to a URL a forge or an import gave; no link for anything else.
+  var TRACKERS = { github: "https://github.com/", gitee: "https://gitee.com/" };
+  function trackerUrl(issue) {
+    var names = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(issue.repository || "");
+    var number = /^[A-Za-z0-9]+$/.test(issue.number || "");
+    if (!Object.prototype.hasOwnProperty.call(TRACKERS, issue.host) || !names || !number) { return ""; }
+    return TRACKERS[issue.host] + issue.repository + "/issues/" + issue.number;
   }
   function urlFor(template, id) { return template.replace("/0/", "/" + id + "/"); }
 
@@ -304,7 +313,8 @@
   function issueHtml(p) {
     var issue = p.issue;
     var host = T.hosts[issue.host] || issue.host;
-    var link = /^https?:\/\//.test(issue.url) ? ' href="' + esc(issue.url) + '"' : "";
+    var url = trackerUrl(issue);
+    var link = url ? ' href="' + esc(url) + '"' : "";
     var meta = [];
     if (issue.author) { meta.push(esc(fmt(T.by, { author: issue.author }))); }
     if (issue.created_at) { meta.push(esc(issue.created_at.slice(0, 10))); }

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotation.models import Annotation, Item, ScreeningVote, Skip, Stage
+from ingest.models import Issue
 from tests.annotation.labeling_helpers import items, label
 from tests.browser.test_pages import collect_errors, scripts_ready, sign_in
 
@@ -264,6 +265,32 @@ def test_a_skip_is_undone_with_u(page, personas, project):
     expect(page.locator("#flow-status")).to_contain_text("Skip taken back")
     expect(page.locator("#issue")).to_have_attribute("data-item", str(skipped))
     assert not Skip.objects.filter(item_id=skipped).exists()
+
+
+def test_open_the_original_leads_to_the_issues_tracker_for_items_the_script_renders(
+    page, personas, project
+):
+    """The first item is the server's HTML, the next ones the script's, from the API's JSON: in
+    both, the link is built from the issue's host, names and number. A stored URL (a row from
+    before the check) with a `"` or another host never becomes an attribute or a link."""
+    hostile = 'https://evil.example/x" onmouseover="window.__x=1" data-x="'
+    for item in items(project, 2):
+        Issue.objects.filter(pk=item.issue_id).update(url=hostile)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    for rendered_by in ("server", "script"):
+        issue = Item.objects.get(pk=shown_item(page)).issue
+        own = f"https://github.com/{issue.owner}/{issue.repo}/issues/{issue.number}"
+        expect(page.locator("#issue-link")).to_have_attribute("href", own)
+        page.locator("#issue-link").hover()
+        assert page.locator("[onmouseover], [data-x]").count() == 0, rendered_by
+        assert page.evaluate("window.__x === undefined"), rendered_by
+        if rendered_by == "server":
+            page.keyboard.press("s")  # skip: the next item is the script's rendering
+            page.keyboard.type("checking the link")
+            page.keyboard.press("Enter")
+            expect(page.locator("#flow-status")).to_contain_text("Skipped")
 
 
 def test_arrows_move_focus_and_show_definition_and_examples(page, personas, project):
