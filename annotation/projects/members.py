@@ -200,8 +200,11 @@ def members_bulk_add(
 def _bulk_one(project: Project, username: str, email: str, role: str) -> Added:
     users = get_user_model().objects
     # Case-insensitive, as the sign-up form checks: "Wang" next to "wang" would be a second
-    # account for what is likely the same person.
-    taken = users.filter(username__iexact=username).first()
+    # account for what is likely the same person. And as the name is stored (NFKC, see
+    # AbstractBaseUser.normalize_username): "wang1" typed in full-width letters and digits (as
+    # a Chinese input method may) is "wang1", a taken name, not a new account.
+    stored_as = get_user_model().normalize_username(username)
+    taken = users.filter(username__iexact=stored_as).first()
     if taken is not None:
         member = project.memberships.filter(user=taken).exists()
         return Added(username, "", None, Outcome.ALREADY_MEMBER if member else Outcome.NOT_CREATED)
