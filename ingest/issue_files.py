@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import sys
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -53,6 +55,11 @@ ISSUE_FIELDS = {
     "comments",
 }
 COMMENT_FIELDS = {"id", "author", "body", "created_at", "updated_at"}
+# A record is at most three levels deep (comments[2].body); the decoder recurses per level, and
+# fails past about a thousand with no word of where. Deeper than this is reported by field.
+MAX_DEPTH = 32
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # a JSON string, escapes and all
+_NUMBER = re.compile(r"[-+0-9.eE]+")
 # What a file would change of an issue Concord holds: its text, and its comments' (updated_at
 # decides whether the file's copy is newer, as in the upsert).
 TEXT_FIELDS = ("title", "body", "author", "state", "labels", "created_at", "closed_at")
@@ -199,6 +206,9 @@ def _objects(text: str, name: str, errors: list[RowError]) -> Iterator[tuple[int
         except json.JSONDecodeError as exc:
             message = f"not JSON: {exc.msg} at character {exc.colno}"
             errors.append(RowError(name, number, None, message))
+        except (RecursionError, ValueError):  # too deep, or an integer too long to read
+            field, message, _ = _unreadable(line, _skip_space(line, 0))
+            errors.append(RowError(name, number, field, message))
 
 
 def _array_elements(
@@ -218,7 +228,14 @@ def _array_elements(
             message = f"not JSON: {exc.msg} at character {exc.colno}"
             errors.append(RowError(name, exc.lineno, None, message))
             return  # the rest of the array cannot be found reliably
-        yield lines.at(at), value
+        except (RecursionError, ValueError):  # too deep, or an integer too long to read
+            field, message, found_end = _unreadable(text, at)
+            errors.append(RowError(name, lines.at(at), field, message))
+            if found_end is None:
+                return
+            end = found_end
+        else:
+            yield lines.at(at), value
         at = _skip_space(text, end)
         following = text[at : at + 1]
         if following == "]":
@@ -250,6 +267,84 @@ def _skip_space(text: str, at: int) -> int:
     while at < len(text) and text[at] in " \t\r\n\ufeff":
         at += 1
     return at
+
+
+def _unreadable(text: str, at: int) -> tuple[str | None, str, int | None]:
+    """Why the JSON value at `at`, which the decoder gave up on without a JSONDecodeError, cannot
+    be read: (the field, named as `comments[2].body`; the message; where the value ends, None if
+    it does not). Two things do that: nesting past the decoder's recursion limit, and an integer
+    of more digits than Python converts (sys.get_int_max_str_digits). The value is walked by hand,
+    its strings skipped whole."""
+    frames: list[list] = []  # per open object or array: [bracket, key or index, expecting a key]
+    field: str | None = None
+    message = "not a JSON value Concord can read"
+    found = False
+    position = at
+    while position < len(text):
+        char = text[position]
+        if char == '"':
+            end = _string_end(text, position)
+            if end is None:
+                break
+            if frames and frames[-1][0] == "{" and frames[-1][2]:
+                frames[-1][1] = _key(text[position : end + 1])
+            position = end + 1
+        elif char in "-0123456789":
+            number = _NUMBER.match(text, position)
+            end = number.end() if number else position + 1
+            digits = sum(map(str.isdigit, text[position:end]))
+            if not found and digits > sys.get_int_max_str_digits():
+                field, message, found = _field(frames), f"a number of {digits:,} digits", True
+            position = end
+        else:
+            position += 1
+            if char in "{[":
+                frames.append([char, None if char == "{" else 0, char == "{"])
+                if not found and len(frames) > MAX_DEPTH:
+                    field, message = _field(frames), f"nested deeper than {MAX_DEPTH} levels"
+                    found = True
+            elif char in "}]" and frames:
+                frames.pop()
+            elif char == "," and frames:
+                if frames[-1][0] == "[":
+                    frames[-1][1] += 1
+                else:
+                    frames[-1][2] = True
+            elif char == ":" and frames:
+                frames[-1][2] = False
+            elif not char.isspace() and not char.isalpha():
+                break  # the value ended before this (a separator of an enclosing array)
+            else:
+                continue  # white space, or a letter of true, false or null
+        if not frames:
+            return field, message, position  # the value is complete
+    return field, message, None
+
+
+def _string_end(text: str, start: int) -> int | None:
+    """Where the JSON string opening at `start` closes (its quote), None if it does not."""
+    match = _STRING.match(text, start)
+    return match.end() - 1 if match else None
+
+
+def _key(quoted: str) -> str:
+    try:
+        return str(json.loads(quoted))
+    except ValueError:
+        return quoted[1:-1]
+
+
+def _field(frames: list[list]) -> str | None:
+    """The field of a record that the open objects and arrays are in, named as other problems
+    name fields: `title`, `labels`, `comments[2]`, `comments[2].body`."""
+    if not frames or frames[0][0] != "{" or frames[0][1] is None:
+        return None  # the record itself is not an object
+    field = str(frames[0][1])
+    if field == "comments" and len(frames) >= 2 and frames[1][0] == "[":
+        field += f"[{frames[1][1]}]"
+        if len(frames) >= 3 and frames[2][0] == "{" and frames[2][1] is not None:
+            field += f".{frames[2][1]}"
+    return field
 
 
 # ---------------------------------------------------------------- one record

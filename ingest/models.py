@@ -1,6 +1,7 @@
 """Where issues come from. An Issue is unique by host + owner/repo + number, a Comment by host +
 comment id; a Source is one tracker and date window, harvested by HarvestRuns."""
 
+import functools
 from datetime import datetime, time
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -137,13 +138,24 @@ HOST_TIME_ZONES = {"github": "UTC", "gitee": "Asia/Shanghai"}
 
 
 def time_zone_check(name: str) -> None:
-    """ValidationError unless `name` is an IANA time zone (e.g. 'Asia/Shanghai', 'UTC')."""
+    """ValidationError unless `name` is an IANA time zone (e.g. 'Asia/Shanghai', 'UTC'). Only
+    names the system's zone database lists are asked of ZoneInfo: anything else, such as a name
+    of thousands of characters (which the file system refuses with an OSError), is no zone."""
+    problem = f"{name[:40]!r} is not a time zone: give an IANA name such as UTC or Asia/Shanghai."
+    if len(name) > TIME_ZONE_CHARS or name not in _zone_names():
+        raise ValidationError(problem)
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValidationError(
-            f"{name!r} is not a time zone: give an IANA name such as UTC or Asia/Shanghai."
-        ) from exc
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+        raise ValidationError(problem) from exc
+
+
+TIME_ZONE_CHARS = 64  # Source.time_zone's column
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    return frozenset(available_timezones())
 
 
 def time_zone_choices() -> list[tuple[str, str]]:

@@ -9,11 +9,12 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Annotation, AuditEvent, Item, Post, ScreeningVote, Skip, Stage
-from ingest.models import Issue, KeywordSet
+from ingest.models import Issue, KeywordSet, Source
 from tests.factories import IssueFactory
 from tests.test_role_matrix import role_world
 
@@ -346,3 +347,97 @@ def test_nul_in_the_members_api_body_is_refused_naming_the_member(client, world)
     response = client.post("/api/projects/study/members/", body, content_type="application/json")
     refused_naming(response, "people[1]")
     assert get_user_model().objects.count() == users
+
+
+# ---------------------------------------------------------------- time zones
+
+
+LONG_ZONE = "Asia/" + "x" * 5_000  # the file system refuses so long a name (OSError)
+SOURCE = {
+    "host": "gitee",
+    "repository": "mindspore/mindformers",
+    "created_from": "2024-03-01",
+    "created_until": "2024-03-31",
+}
+
+
+@pytest.mark.parametrize(
+    "zone",
+    [LONG_ZONE, "../../etc/passwd", "Asia/Shanghai\x01", "posixrules"],
+    ids=["5000-characters", "a-path", "a-control-character", "a-file-that-is-no-zone"],
+)
+def test_a_time_zone_that_is_no_zone_name_is_refused_naming_it(client, world, zone):
+    _, people = world
+    client.force_login(people["staff"])
+    sources = Source.objects.count()
+    body = json.dumps({**SOURCE, "time_zone": zone})
+    response = client.post("/api/sources/", body, content_type="application/json")
+    refused_naming(response, "time_zone")
+    assert "is not a time zone" in " ".join(response.json()["fields"]["time_zone"])
+    page = client.post(reverse("ingest-source-create"), {**SOURCE, "time_zone": zone})
+    assert page.status_code == 200  # the form again, saying why
+    assert "is not one of the available choices" in page.content.decode()
+    assert Source.objects.count() == sources
+
+
+def test_the_harvest_commands_time_zone_is_checked_before_anything_is_made(world):
+    sources = Source.objects.count()
+    with pytest.raises(CommandError, match="is not a time zone"):
+        call_command(
+            "harvest",
+            "--host=gitee",
+            "--repo=mindspore/mindformers",
+            "--from=2024-03-01",
+            "--until=2024-03-31",
+            f"--time-zone={LONG_ZONE}",
+        )
+    assert Source.objects.count() == sources
+
+
+# ---------------------------------------------------------------- nested JSON in an item import
+
+
+ISSUE = '{"url": "https://github.com/NVIDIA/Megatron-LM/issues/%d", %s}'
+DEEP = "[" * 5_000 + "]" * 5_000
+
+
+@pytest.mark.parametrize(
+    ("fields", "column", "message"),
+    [
+        ('"title": {"a": 1}', "title", "expected text, not dict"),
+        ('"labels": [[1]]', "labels", "expected a list of label names"),
+        ('"comments": [{"body": {"x": 1}}]', "comments[0].body", "expected text, not dict"),
+        ('"state": ["open"]', "state", "expected text, not list"),
+        ('"created_at": {"at": "2024-05-01"}', "created_at", "expected a date and time"),
+        ('"comments": [{"id": {"n": 1}}]', "comments[0].id", "positive whole number"),
+        ('"comments": [[{"body": "x"}]]', "comments[0]", "expected an object, not list"),
+        (f'"title": {DEEP}', "title", "nested deeper than 32 levels"),
+        (f'"labels": [{DEEP}]', "labels", "nested deeper than 32 levels"),
+        (f'"comments": [{{"id": 5}}, {{"body": {DEEP}}}]', "comments[1].body", "nested deeper"),
+        ('"comments": [{"id": %s}]' % ("9" * 5_000), "comments[0].id", "a number of 5,000 digits"),
+    ],
+    ids=lambda v: v[:30] if isinstance(v, str) else v,
+)
+@pytest.mark.parametrize("shape", ["jsonl", "json"])
+def test_nested_json_in_an_item_import_is_a_problem_naming_line_and_field(
+    client, world, eager_tasks, django_capture_on_commit_callbacks, fields, column, message, shape
+):
+    from annotation.models import ItemImport
+
+    _, people = world
+    client.force_login(people["admin"])
+    records = [ISSUE % (1, '"title": "fine"'), ISSUE % (2, fields), ISSUE % (3, '"body": "x"')]
+    text = "\n".join(records) if shape == "jsonl" else "[" + ",\n".join(records) + "]"
+    issues = Issue.objects.count()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/api/projects/study/item-imports/", {"text": text}, content_type="application/json"
+        )
+    assert response.status_code == 201, response.content[:300]
+    job = ItemImport.objects.get(pk=response.json()["id"])
+    assert job.status == "failed", job.error
+    (problem,) = job.problems
+    assert (problem["line"], problem["column"]) == (2, column), problem
+    assert message in problem["message"]
+    assert "unexpected error" not in job.error
+    assert Issue.objects.count() == issues

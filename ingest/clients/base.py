@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
 import requests
 
 from concord.input_checks import ascii_digits
-from ingest.issue_refs import BadRepositoryName, repository_name_check
+from ingest.issue_refs import (
+    COLUMN_CHARS,
+    GITEE_NUMBER,
+    GITHUB_NUMBER,
+    BadRepositoryName,
+    repository_name_check,
+)
 
+T = TypeVar("T")
 USER_AGENT = "Concord-harvester/0.1 (+https://github.com/concord-labeling)"
 PER_PAGE = 100
 
@@ -112,6 +121,65 @@ class RateLimited(ForgeError):
         self.rate = rate or RateState()
 
 
+def answer_json(response: requests.Response, shape: type[T], what: str) -> T:
+    """The JSON of a forge's answer when it has the shape asked for (`dict` for one issue, `list`
+    for a page), else a ForgeError saying what came instead: "the host answered a list where an
+    issue was expected"."""
+    try:
+        value = response.json()
+    except ValueError:
+        raise ForgeError(
+            f"the host answered something that is not JSON where {what} was expected "
+            f"({response.url})"
+        ) from None
+    if not isinstance(value, shape):
+        raise ForgeError(
+            f"the host answered {_shape_name(value)} where {what} was expected ({response.url})"
+        )
+    return value
+
+
+@contextmanager
+def readable(what: str, url: str) -> Iterator[None]:
+    """Reading a forge's JSON into records: a member missing or of another type (a list where an
+    issue, a number where a date was expected) is a ForgeError in words, not a crash."""
+    try:
+        yield
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, KeyError):
+            detail = f"no {exc.args[0]!r} in it"
+        elif isinstance(exc, AttributeError):  # .get on what is no object
+            detail = "a member of another type than expected"
+        else:
+            detail = str(exc)[:100]
+        message = f"the host answered {what} Concord cannot read ({detail}) from {url}"
+        raise ForgeError(message) from exc
+
+
+def page_items(
+    response: requests.Response, url: str, parse: Callable[[dict], T], kind: str
+) -> list[T]:
+    """The records of a listing page's answer: a list of objects, each of `kind`."""
+    article = "an" if kind[0] in "aeiou" else "a"
+    items = answer_json(response, list, f"a page of {kind}s")
+    return [record_of(item, parse, f"{article} {kind}", url) for item in items]
+
+
+def record_of(item: object, parse: Callable[[dict], T], what: str, url: str) -> T:
+    """`parse(item)` for one element of a forge's answer, which must be an object."""
+    if not isinstance(item, dict):
+        raise ForgeError(f"the host answered {_shape_name(item)} where {what} was expected ({url})")
+    with readable(what, url):
+        return parse(item)
+
+
+def _shape_name(value: object) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    names = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}
+    return names.get(type(value), "null" if value is None else type(value).__name__)
+
+
 def parse_time(value: str | None) -> datetime | None:
     """ISO 8601 with `Z` (GitHub) or `+08:00` (Gitee) -> an aware datetime."""
     return datetime.fromisoformat(value) if value else None
@@ -138,11 +206,32 @@ def segment(value: str) -> str:
     return quote(value, safe="")
 
 
-def clean_text(value: str | None) -> str:
-    """Text PostgreSQL accepts: no NUL bytes, no lone surrogates from odd JSON escapes."""
-    if not value:
+def clean_text(value: object) -> str:
+    """Text PostgreSQL accepts: no NUL bytes, no lone surrogates from odd JSON escapes. A value
+    that is not text (an object, a list, a number) is a TypeError: `readable` words it."""
+    if value is None or value == "":
         return ""
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, not {_shape_name(value)}")
     return value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
+def whole_number(value: object) -> int:
+    """A count or an id from a forge: a whole number a bigint column holds, else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise ValueError(f"expected a whole number, not {_shape_name(value)}")
+    return value
+
+
+def issue_number(value: object) -> str:
+    """An issue's number as text: GitHub's a positive whole number, Gitee's an id such as
+    'IBDZ87' (what ingest.issue_refs takes in a URL), else ValueError."""
+    text = str(value) if isinstance(value, int | str) and not isinstance(value, bool) else ""
+    if len(text) > COLUMN_CHARS["number"] or not (
+        GITHUB_NUMBER.fullmatch(text) or GITEE_NUMBER.fullmatch(text)
+    ):
+        raise ValueError(f"expected an issue number, not {_shape_name(value)} {text[:20]!r}")
+    return text
 
 
 class ForgeClient:
@@ -299,7 +388,8 @@ class ForgeClient:
             raise ForgeError(exc.message) from exc
         return f"{self.api_url}/repos/{segment(owner)}/{segment(repo)}"
 
-    def _page(self, url: str, etag: str | None, parse: Callable[[dict], object]) -> Page:
+    def _page(self, url: str, etag: str | None, parse: Callable[[dict], object], kind: str) -> Page:
+        """One page of a listing of `kind` ("issue" or "comment"), its items parsed."""
         raise NotImplementedError
 
     @staticmethod
@@ -309,21 +399,27 @@ class ForgeClient:
         return None
 
     def issues_page(self, url: str, *, etag: str | None = None) -> Page:
-        return self._page(url, etag, self.parse_issue)
+        return self._page(url, etag, self.parse_issue, "issue")
 
     def comments_page(self, url: str, *, etag: str | None = None) -> Page:
-        return self._page(url, etag, self.parse_comment)
+        return self._page(url, etag, self.parse_comment, "comment")
 
     def issue(self, owner: str, repo: str, number: str) -> IssueRecord:
         """One issue as asked for. A transferred issue (301 to another repository) comes back
         with its content and `moved_to` naming where it lives now; its number stays the caller's
-        business, never the destination's."""
+        business, never the destination's. An answer that is no issue (a list, an object without
+        a number) is a ForgeError saying so."""
         url = f"{self.repo_url(owner, repo)}/issues/{segment(number)}"
         try:
-            return self.parse_issue(self.get(url).json())
+            return self._issue_at(url)
         except Moved as exc:
-            record = self.parse_issue(self.get(self.move_target(exc)).json())
+            record = self._issue_at(self.move_target(exc))
             return replace(record, moved_to=record.url or exc.location)
+
+    def _issue_at(self, url: str) -> IssueRecord:
+        item = answer_json(self.get(url), dict, "an issue")
+        with readable("an issue", url):
+            return self.parse_issue(item)
 
     def move_target(self, moved: Moved) -> str:
         """Where a 301 points, if it is on the API host (one hop, never elsewhere)."""

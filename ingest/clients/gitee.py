@@ -16,9 +16,12 @@ from ingest.clients.base import (
     Moved,
     Page,
     clean_text,
+    issue_number,
+    page_items,
     parse_required_time,
     parse_time,
     segment,
+    whole_number,
 )
 
 CLOSED_STATES = {"closed", "rejected"}
@@ -80,16 +83,16 @@ class GiteeClient(ForgeClient):
     def page_back(url: str, pages: int) -> str:
         return page_back(url, pages)
 
-    def _page(self, url: str, etag: str | None, parse) -> Page:
+    def _page(self, url: str, etag: str | None, parse, kind: str) -> Page:
         response = self.get(url, etag=etag)
         rate = self.rate(response)
         if response.status_code == 304:
             return Page(url=url, not_modified=True, etag=etag, rate=rate)
-        items = response.json()
+        items = page_items(response, url, parse, kind)
         total_pages = _int_header(response, "total_page")
         return Page(
             url=url,
-            items=[parse(item) for item in items],
+            items=items,
             next_url=_next_page_url(url, len(items), total_pages),
             etag=response.headers.get("etag"),
             rate=rate,
@@ -126,20 +129,22 @@ def issue_record(item: dict) -> IssueRecord:
     user = item.get("user") or {}
     state = item.get("state") or ""
     return IssueRecord(
-        number=str(item["number"]),
+        number=issue_number(item["number"]),
         host_id=item.get("id") if isinstance(item.get("id"), int) else None,
-        url=item.get("html_url") or "",
+        url=clean_text(item.get("html_url")),
         title=clean_text(item.get("title")),
         body=clean_text(item.get("body")),
-        author=user.get("login") or "",
+        author=clean_text(user.get("login")),
         state="closed" if state in CLOSED_STATES else "open",
         labels=[
-            label.get("name", "") for label in item.get("labels") or [] if isinstance(label, dict)
+            clean_text(label.get("name"))
+            for label in item.get("labels") or []
+            if isinstance(label, dict)
         ],
         created_at=parse_required_time(item["created_at"]),
         updated_at=parse_time(item.get("updated_at")),
         closed_at=parse_time(item.get("finished_at")),
-        comment_count=int(item.get("comments") or 0),
+        comment_count=whole_number(item.get("comments") or 0),
         is_pull_request=False,  # Gitee lists pull requests elsewhere
     )
 
@@ -151,9 +156,9 @@ def comment_record(item: dict) -> CommentRecord:
         issue = None
     user = item.get("user") or {}
     return CommentRecord(
-        comment_id=int(item["id"]),
-        issue_number=str(issue["number"]) if issue and issue.get("number") else None,
-        author=user.get("login") or "",
+        comment_id=whole_number(item["id"]),
+        issue_number=issue_number(issue["number"]) if issue and issue.get("number") else None,
+        author=clean_text(user.get("login")),
         body=clean_text(item.get("body")),
         created_at=parse_time(item.get("created_at")),
         updated_at=parse_time(item.get("updated_at")),

@@ -15,9 +15,12 @@ from ingest.clients.base import (
     Moved,
     Page,
     clean_text,
+    issue_number,
+    page_items,
     parse_required_time,
     parse_time,
     segment,
+    whole_number,
 )
 
 API_VERSION = "2022-11-28"
@@ -75,14 +78,14 @@ class GitHubClient(ForgeClient):
             url = page.next_url
         return comments
 
-    def _page(self, url: str, etag: str | None, parse) -> Page:
+    def _page(self, url: str, etag: str | None, parse, kind: str) -> Page:
         response = self.get(url, etag=etag)
         rate = self.rate(response)
         if response.status_code == 304:
             return Page(url=url, not_modified=True, etag=etag, rate=rate)
         return Page(
             url=url,
-            items=[parse(item) for item in response.json()],
+            items=page_items(response, url, parse, kind),
             next_url=self.next_url(url, response.links.get("next", {}).get("url")),
             etag=response.headers.get("etag"),
             rate=rate,
@@ -91,32 +94,35 @@ class GitHubClient(ForgeClient):
 
 def issue_record(item: dict) -> IssueRecord:
     user = item.get("user") or {}
+    host_id = item.get("id")
     return IssueRecord(
-        number=str(item["number"]),
-        host_id=item.get("id"),
-        url=item.get("html_url") or "",
+        number=issue_number(item["number"]),
+        host_id=None if host_id is None else whole_number(host_id),
+        url=clean_text(item.get("html_url")),
         title=clean_text(item.get("title")),
         body=clean_text(item.get("body")),
-        author=user.get("login") or "",
-        state=item.get("state") or "",
+        author=clean_text(user.get("login")),
+        state=clean_text(item.get("state")),
         labels=[
-            label.get("name", "") for label in item.get("labels") or [] if isinstance(label, dict)
+            clean_text(label.get("name"))
+            for label in item.get("labels") or []
+            if isinstance(label, dict)
         ],
         created_at=parse_required_time(item["created_at"]),
         updated_at=parse_time(item.get("updated_at")),
         closed_at=parse_time(item.get("closed_at")),
-        comment_count=int(item.get("comments") or 0),
+        comment_count=whole_number(item.get("comments") or 0),
         is_pull_request="pull_request" in item,
     )
 
 
 def comment_record(item: dict) -> CommentRecord:
-    issue_url = item.get("issue_url") or ""
+    issue_url = clean_text(item.get("issue_url"))
     user = item.get("user") or {}
     return CommentRecord(
-        comment_id=int(item["id"]),
+        comment_id=whole_number(item["id"]),
         issue_number=issue_url.rsplit("/issues/", 1)[1] if "/issues/" in issue_url else None,
-        author=user.get("login") or "",
+        author=clean_text(user.get("login")),
         body=clean_text(item.get("body")),
         created_at=parse_time(item.get("created_at")),
         updated_at=parse_time(item.get("updated_at")),

@@ -22,9 +22,13 @@ from ingest.clients.base import (
     RateLimited,
     RateState,
     RepoNotFound,
+    answer_json,
     clean_text,
+    issue_number,
     parse_required_time,
     parse_time,
+    readable,
+    whole_number,
 )
 from ingest.clients.github import GitHubClient
 
@@ -97,23 +101,26 @@ class GitHubGraphQLClient(GitHubClient):
         repository = data.get("repository")
         if repository is None:
             raise RepoNotFound(f"not found: the repository {owner}/{name}")
-        connection = repository["issues"]
         issues: list[IssueRecord] = []
         comments: list[CommentRecord] = []
         requests = 1
-        for node in connection["nodes"]:
-            number = str(node["number"])
-            issues.append(issue_record(node))
-            notes = node["comments"]
-            comments.extend(comment_record(c, number) for c in notes["nodes"])
-            if notes["pageInfo"]["hasNextPage"]:
-                more, spent = self._more_comments(owner, name, node["number"], notes["pageInfo"])
-                comments.extend(more)
-                requests += spent
-        info = connection["pageInfo"]
-        next_url = None
-        if info["hasNextPage"]:
-            next_url = f"{self.graphql_url}?{urlencode({**asked, 'after': info['endCursor']})}"
+        with readable("a page of issues", self.graphql_url):
+            connection = repository["issues"]
+            for node in connection["nodes"]:
+                number = str(node["number"])
+                issues.append(issue_record(node))
+                notes = node["comments"]
+                comments.extend(comment_record(c, number) for c in notes["nodes"])
+                if notes["pageInfo"]["hasNextPage"]:
+                    more, spent = self._more_comments(
+                        owner, name, node["number"], notes["pageInfo"]
+                    )
+                    comments.extend(more)
+                    requests += spent
+            info = connection["pageInfo"]
+            next_url = None
+            if info["hasNextPage"]:
+                next_url = f"{self.graphql_url}?{urlencode({**asked, 'after': info['endCursor']})}"
         return Page(
             url=url,
             items=issues,
@@ -143,10 +150,12 @@ class GitHubGraphQLClient(GitHubClient):
 
     def _query(self, query: str, variables: dict) -> tuple[dict, RateState]:
         body = {"query": query, "variables": variables}
-        payload = self.send("POST", self.graphql_url, body=body).json()
-        errors = payload.get("errors") or []
-        data = payload.get("data") or {}
-        rate = _rate(data.get("rateLimit")) or RateState()
+        answer = self.send("POST", self.graphql_url, body=body)
+        payload = answer_json(answer, dict, "a GraphQL answer")
+        with readable("a GraphQL answer", self.graphql_url):
+            errors = [e for e in payload.get("errors") or [] if isinstance(e, dict)]
+            data = payload.get("data") or {}
+            rate = _rate(data.get("rateLimit")) or RateState()
         for error in errors:
             kind, message = error.get("type", ""), error.get("message", "")
             if kind == "RATE_LIMITED":
@@ -167,28 +176,31 @@ def _rate(limit: dict | None) -> RateState | None:
 
 
 def issue_record(node: dict) -> IssueRecord:
+    host_id = node.get("databaseId")
     return IssueRecord(
-        number=str(node["number"]),
-        host_id=node.get("databaseId"),
-        url=node.get("url") or "",
+        number=issue_number(node["number"]),
+        host_id=None if host_id is None else whole_number(host_id),
+        url=clean_text(node.get("url")),
         title=clean_text(node.get("title")),
         body=clean_text(node.get("body")),
-        author=(node.get("author") or {}).get("login") or "",
-        state=(node.get("state") or "").lower(),
-        labels=[label["name"] for label in (node.get("labels") or {}).get("nodes") or []],
+        author=clean_text((node.get("author") or {}).get("login")),
+        state=clean_text(node.get("state")).lower(),
+        labels=[
+            clean_text(label["name"]) for label in (node.get("labels") or {}).get("nodes") or []
+        ],
         created_at=parse_required_time(node["createdAt"]),
         updated_at=parse_time(node.get("updatedAt")),
         closed_at=parse_time(node.get("closedAt")),
-        comment_count=int((node.get("comments") or {}).get("totalCount") or 0),
+        comment_count=whole_number((node.get("comments") or {}).get("totalCount") or 0),
         is_pull_request=False,  # the issues connection holds none
     )
 
 
 def comment_record(node: dict, number: str) -> CommentRecord:
     return CommentRecord(
-        comment_id=int(node["databaseId"]),
+        comment_id=whole_number(node["databaseId"]),
         issue_number=number,
-        author=(node.get("author") or {}).get("login") or "",
+        author=clean_text((node.get("author") or {}).get("login")),
         body=clean_text(node.get("body")),
         created_at=parse_time(node.get("createdAt")),
         updated_at=parse_time(node.get("updatedAt")),

@@ -15,7 +15,7 @@ from ingest.importers import url_list_import
 from ingest.issue_refs import BadIssueUrl, parse_issue_url, web_url
 from ingest.models import HarvestRun, Issue, RunStatus, Source
 from tests.annotation.labeling_helpers import items
-from tests.fakes.forge import FakeForge, make_github_issues
+from tests.fakes.forge import FakeForge, make_gitee_issues, make_github_issues
 
 WINDOW = {"created_from": date(2023, 1, 1), "created_until": date(2025, 4, 30)}
 TOKEN = "ghp_only-for-the-api-host"
@@ -293,3 +293,93 @@ def test_next_links_are_followed_only_on_the_api_host(link, allowed):
     else:
         with pytest.raises(OffHostUrl, match="another host"):
             client.next_url(page, link)
+
+
+# ---------------------------------------------------------------- answers of the wrong shape
+
+
+def github_repo(forge):
+    return forge._github[("vllm-project", "vllm")]
+
+
+def answer_oddly(collection, index: int, body: bytes) -> None:
+    """The fake forge answers `body` for the index-th item of one of its repositories, alone
+    (GET …/issues/{n}) and in the listing's pages: the items' JSON is serialized once, up front."""
+    collection._blobs[index] = body
+
+
+def test_a_detail_fetch_answered_with_a_list_fails_that_issue_in_words(db, forge):
+    """The forge answers a list where one issue is expected: that issue's fetch fails saying
+    so, the others are filled in, and the worker goes on."""
+    issues, _ = serve(forge, 3)
+    repo = github_repo(forge)
+    answer_oddly(repo.issues, repo.by_number[issues[0]["number"]], b'[{"number": 1}]')
+    answer_oddly(repo.issues, repo.by_number[issues[1]["number"]], b'{"title": "x"}')
+    urls = [f"https://github.com/vllm-project/vllm/issues/{i['number']}" for i in issues]
+    report = url_list_import(text="\n".join(urls), name="list", fetch_details=False)
+    assert issues_fetch_details(issue_ids=report.issue_ids) == 1
+    errors = dict(Issue.objects.values_list("number", "fetch_error"))
+    first, second, third = (errors[str(i["number"])] for i in issues)
+    assert first.startswith("the host answered a list where an issue was expected (")
+    assert second.startswith("the host answered an issue Concord cannot read (no 'number' in it)")
+    assert third == ""
+
+
+@pytest.mark.parametrize(
+    ("odd", "words"),
+    [
+        (b"[1, 2]", "the host answered a list where an issue was expected"),
+        (b'"an issue"', "the host answered a string where an issue was expected"),
+        (b'{"number": 7}', "the host answered an issue Concord cannot read (no 'created_at'"),
+        (
+            b'{"number": {"n": 7}, "created_at": "2024-01-01T00:00:00Z"}',
+            "the host answered an issue Concord cannot read (expected an issue number",
+        ),
+        (
+            b'{"number": 7, "title": ["x"], "created_at": "2024-01-01T00:00:00Z"}',
+            "the host answered an issue Concord cannot read (expected text, not a list)",
+        ),
+        (
+            b'{"number": 7, "created_at": "yesterday"}',
+            "the host answered an issue Concord cannot read (Invalid isoformat",
+        ),
+    ],
+    ids=["a-list", "a-string", "no-created_at", "a-number-object", "a-title-list", "a-bad-time"],
+)
+def test_a_listing_with_an_issue_of_the_wrong_shape_fails_the_run_in_words(db, forge, odd, words):
+    serve(forge, 5)
+    answer_oddly(github_repo(forge).issues, 2, odd)
+    run = harvest(github_source())
+    assert run.status == RunStatus.FAILED
+    assert words in run.error, run.error
+
+
+def test_a_listing_answered_with_an_object_fails_the_run_in_words(db, forge, monkeypatch):
+    serve(forge, 5)
+    monkeypatch.setattr(github_repo(forge).issues, "body", lambda indices: b'{"items": []}')
+    run = harvest(github_source())
+    assert run.status == RunStatus.FAILED
+    assert "the host answered an object where a page of issues was expected" in run.error
+
+
+def test_a_graphql_page_of_the_wrong_shape_fails_the_run_in_words(db, forge, monkeypatch, settings):
+    serve(forge, 5)
+    settings.GITHUB_TOKEN = TOKEN
+    settings.GITHUB_GRAPHQL = True
+    odd = {"repository": {"issues": {"nodes": [[1]], "pageInfo": {"hasNextPage": False}}}}
+    monkeypatch.setattr(forge._graphql_api, "answer", lambda query, variables: {"data": odd})
+    run = harvest(github_source())
+    assert run.status == RunStatus.FAILED
+    assert "the host answered a page of issues Concord cannot read" in run.error, run.error
+
+
+def test_a_gitee_detail_fetch_answered_with_a_list_fails_that_issue_in_words(db, forge):
+    issues, notes = make_gitee_issues("ascend", "MindSpeed", 2)
+    forge.add_gitee_repo("ascend", "MindSpeed", issues, notes)
+    repo = forge._gitee[("ascend", "mindspeed")]
+    answer_oddly(repo.issues, repo.by_number[issues[0]["number"]], b"[]")
+    urls = [f"https://gitee.com/ascend/MindSpeed/issues/{i['number']}" for i in issues]
+    report = url_list_import(text="\n".join(urls), name="list", fetch_details=False)
+    assert issues_fetch_details(issue_ids=report.issue_ids) == 1
+    bad = Issue.objects.get(number=issues[0]["number"])
+    assert bad.fetch_error.startswith("the host answered a list where an issue was expected (")
