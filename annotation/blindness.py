@@ -3,13 +3,17 @@
 Before an item has all its k labels nothing a volunteer can reach may depend on other
 volunteers' work on it: not their labels or summaries, and not the item's stage, its counts, the
 order it is handed out in, or their proposals about it. Labeling pages and API, the discussion,
-proposals and project pages all ask here (tests/test_blindness.py walks every page and API answer
-a volunteer can reach, before and after others work on the item, and compares them byte by byte).
+proposals and project pages all ask here, and so does every refusal that an item's stage gives a
+volunteer (BlindRefusal: skips, screening votes, edits). tests/test_blindness.py walks every page
+and API answer a volunteer can reach, before and after others work on the item, and compares them
+byte by byte; tests/test_blind_refusals.py asks for those refusals on items in every stage.
 """
 
 from __future__ import annotations
 
+from django.db import models
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from annotation.access import has_role, role_reaches
 from annotation.models import REVEALED_STAGES, Annotation, Item, Project, Role, Stage
@@ -44,6 +48,35 @@ def stage_seen(item: Item, project: Project, role: str | None) -> str:
     if role_reaches(role, Role.LEAD) or is_revealed(item, project):
         return item.stage
     return BLIND
+
+
+class BlindRefusal(models.TextChoices):
+    """What someone who may not see an item's stage (stage_seen) is told when the item's stage
+    refuses what they asked: the same words whatever the stage, naming no stage, no count, no
+    agreement and nobody's work, so that trying item ids (skip, undo a skip, a screening vote, a
+    label or an edit) tells a volunteer nothing of what others did with an item. Where they may
+    see the stage (leads; volunteers once an item is revealed) the precise words go instead
+    (refusal_seen)."""
+
+    CLOSED = "closed", _("This item is not open for labeling; ask for the next item.")
+    LABEL_KEPT = (
+        "label_kept",
+        _("This item has left labeling, so your label can no longer be changed."),
+    )
+    NOT_SCREENING = (
+        "not_screening",
+        _("This item is not open for screening; ask for the next candidate."),
+    )
+
+
+def refusal_seen(
+    item: Item, project: Project, role: str | None, precise: str, blind: BlindRefusal
+) -> str:
+    """The refusal `role` reads when `item`'s stage refuses them: `precise` (which may name the
+    stage or its labels) where stage_seen shows them the stage, else `blind`'s fixed words."""
+    if stage_seen(item, project, role) == BLIND:
+        return str(blind.label)
+    return precise
 
 
 # What a volunteer's stage counts fold together: open vs labeling would tell them whether others

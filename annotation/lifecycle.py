@@ -10,9 +10,12 @@ final ──re-open──> disputed (labeling below k);   any labeled stage ─�
 Every path that changes a stage (live labels, import, screening, pilot, send-back, resolve,
 re-open) calls `item_move` for one item or `items_move` for many: both check TRANSITIONS and write
 the audit row in the caller's transaction, so the lead's stale-form check (review.services
-item_version, built from audit ids) sees every change. Where labels or a resolution changed, the
-caller asks `item_outcome` for the stage the rows give, so live labeling and import cannot drift
-apart; where the project's k changed, `items_settle` asks it for every item the change completes.
+item_version, built from audit ids) sees every change. A move back (BACK_MOVES: re-open,
+send-back, an import) also ends the item's part in a pilot, in the same transaction: it is no
+worked example any more, and the lead's pilot label on it is a label like any other. Where labels
+or a resolution changed, the caller asks `item_outcome` for the stage the rows give, so live
+labeling and import cannot drift apart; where the project's k changed, `items_settle` asks it for
+every item the change completes.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 
 from annotation.audit import audit_record
 from annotation.models import Action, Annotation, AuditEvent, Item, Method, Resolution, Stage
@@ -54,6 +57,22 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     # example, an imported row with a Final_Label and missing labels)
     Stage.FINAL: frozenset({Stage.DISPUTED, Stage.LABELING, Stage.OPEN}),
 }
+
+
+# Moves back from a later stage to an earlier one. An item on its way back is blind again (or
+# back before the lead): whatever it was in a pilot ends with the move, so that no worked example
+# (review.pilot, which shows the lead's label on it to every member) is ever handed out to label,
+# whichever path moves it. During a pilot its items only move forward (open -> labeling, and to
+# final at pilot_close).
+BACK_MOVES = frozenset(
+    {
+        (Stage.LABELING, Stage.OPEN),
+        (Stage.DISPUTED, Stage.OPEN),
+        (Stage.FINAL, Stage.OPEN),
+        (Stage.FINAL, Stage.LABELING),
+        (Stage.FINAL, Stage.DISPUTED),
+    }
+)
 
 
 class InvalidTransition(Conflict):
@@ -114,11 +133,19 @@ def item_move(
     """Move `item` (its row locked by the caller, in the caller's transaction) to stage `to`,
     and record `action` with the stage change in one audit row. Raises InvalidTransition for a
     move TRANSITIONS does not allow. Saves the stage and the fields named in `save` (changed by
-    the caller on the instance) in one UPDATE; any other change is the caller's to save."""
+    the caller on the instance) in one UPDATE; any other change is the caller's to save. A move
+    back (BACK_MOVES) takes the item out of the pilot in the same UPDATE (and its pilot labels,
+    pilot_labels_end)."""
     transition_check(item.stage, to)
     was = item.stage
     item.stage = to
-    saved(item, update_fields=["stage", *save])
+    fields = ["stage", *save]
+    if (was, to) in BACK_MOVES:
+        item.in_pilot = False
+        if "in_pilot" not in fields:
+            fields.append("in_pilot")
+        pilot_labels_end(Item.objects.filter(pk=item.pk))
+    saved(item, update_fields=fields)
     return audit_record(
         project=item.project,
         item=item,
@@ -155,12 +182,26 @@ def items_move(*, project, moves: Iterable[Move], action: str, actor=None) -> in
         details = {"stage": move.after, **(move.details or {})}
         events.append((project.pk, move.item_id, actor_id, action, {"stage": move.before}, details))
     for (was, to), ids in groups.items():
+        back = (was, to) in BACK_MOVES
         for start in range(0, len(ids), CHUNK):
+            chunk = ids[start : start + CHUNK]
             # `stage=was` makes a concurrent change a no-op instead of a silent overwrite
-            Item.objects.filter(pk__in=ids[start : start + CHUNK], stage=was).update(stage=to)
+            moved = Item.objects.filter(pk__in=chunk, stage=was)
+            if back:  # out of the pilot too (item_move)
+                pilot_labels_end(moved)
+                moved.update(stage=to, in_pilot=False)
+            else:
+                moved.update(stage=to)
     fields = ("project_id", "item_id", "actor_id", "action", "before", "after")
     insert_rows(AuditEvent, fields, events)
     return len(events)
+
+
+def pilot_labels_end(items: QuerySet[Item]) -> None:
+    """The lead's pilot labels on `items`, moving back (BACK_MOVES), become labels like any
+    other: they stay on the item and count toward its k (its cross-check, and agreement, which
+    leaves pilot labels out only while they are worked examples)."""
+    Annotation.objects.filter(item__in=items, is_pilot=True).update(is_pilot=False)
 
 
 # Every label settles its item: what it reads of the item, in one statement compiled once

@@ -46,6 +46,7 @@ def url_objects(project, personas, settings, tmp_path, item) -> dict[str, dict]:
         "taxonomy": {"pk": project.taxonomy_id},
         "node": {"pk": node(project, "C.2").pk},
         "item": {"slug": project.slug, "item_id": item.pk},
+        "candidate": {"slug": project.slug, "item_id": item.pk},  # a vote on it is refused
         "proposal": {"slug": project.slug, "pk": open_proposal(project, personas)},
         "export": {"slug": project.slug, "export_format": "study"},
         "export_job": {"slug": project.slug, "pk": finished_export(project, settings, tmp_path)},

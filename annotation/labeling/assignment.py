@@ -19,7 +19,9 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from annotation.access import user_role
 from annotation.audit import audit_record
+from annotation.blindness import BlindRefusal, refusal_seen
 from annotation.labeling.eligibility import (
     LabelingRefused,
     Refusal,
@@ -275,16 +277,18 @@ def release(*, item: Item, volunteer) -> int:
 @transaction.atomic
 def item_skip(*, item: Item, volunteer, reason: str = "") -> tuple[Skip, bool]:
     """`volunteer` passes on `item`: never sent it again, its reservation released. A repeat
-    returns the first skip (created False) and records nothing."""
+    returns the first skip (created False) and records nothing. An item not open for labeling
+    is refused in words that name its stage only to whom may see it (blindness.refusal_seen)."""
     reason = " ".join((reason or "").split())[:300]
     skip = Skip.objects.filter(item=item, volunteer=volunteer).first()
     if skip is not None:
         return skip, False
     if item.stage not in LABELABLE_STAGES:
-        raise Conflict(
-            gettext("This item is %(stage)s, not open for labeling; there is nothing to skip.")
-            % {"stage": Stage(item.stage).label.lower()}
-        )
+        precise = gettext(
+            "This item is %(stage)s, not open for labeling; there is nothing to skip."
+        ) % {"stage": Stage(item.stage).label.lower()}
+        role = user_role(volunteer, item.project)
+        raise Conflict(refusal_seen(item, item.project, role, precise, BlindRefusal.CLOSED))
     skip, created = Skip.objects.get_or_create(
         item=item, volunteer=volunteer, defaults={"reason": reason}
     )
@@ -304,7 +308,8 @@ def item_skip(*, item: Item, volunteer, reason: str = "") -> tuple[Skip, bool]:
 def skip_undo(*, item: Item, volunteer) -> Claim:
     """Take back `volunteer`'s skip of `item`: the item is theirs to label again, reserved for
     them, if the one rule (eligibility) lets them label it now; otherwise the skip stays and the
-    refusal names the condition. The item row is locked first, so no concurrent claim hands its
+    refusal names the condition (the item's labels or stage only to whom may see its stage,
+    blindness.refusal_seen). The item row is locked first, so no concurrent claim hands its
     last slot to someone else meanwhile (claims skip locked rows)."""
     item = Item.objects.select_for_update(of=("self",)).select_related("project").get(pk=item.pk)
     skip = Skip.objects.filter(item=item, volunteer=volunteer).first()
@@ -313,8 +318,14 @@ def skip_undo(*, item: Item, volunteer) -> Claim:
     skip.delete()
     now = timezone.now()
     refusal = item_refusal(who_labels(project=item.project, volunteer=volunteer), now, item.pk)
-    if refusal is not None:
-        raise LabelingRefused(refusal, item.project)  # the skip's delete is rolled back
+    if refusal is not None:  # the skip's delete is rolled back
+        refused = LabelingRefused(refusal, item.project)
+        if refusal in (Refusal.FULL, Refusal.CLOSED):  # the item's labels or stage
+            role = user_role(volunteer, item.project)
+            refused.message = refusal_seen(
+                item, item.project, role, refused.message, BlindRefusal.CLOSED
+            )
+        raise refused
     minutes = item.project.reservation_minutes
     expires_at = reserve(item=item, volunteer=volunteer, now=now, minutes=minutes)
     audit_record(

@@ -44,6 +44,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import status
 
 from annotation.access import has_role
+from annotation.blindness import BlindRefusal, refusal_seen
 from annotation.models import (
     LABELABLE_STAGES,
     Annotation,
@@ -72,7 +73,7 @@ class Refusal(models.TextChoices):
         _("You have reached this project's quota of labels — thank you!"),
     )
     FULL = "full", _("This item already has its {k} labels; ask for the next item.")
-    CLOSED = "closed", _("This item is not open for labeling; ask for the next item.")
+    CLOSED = "closed", BlindRefusal.CLOSED.label  # the same words whatever the stage
     LABELED = "labeled", _("You have labeled this item already.")
     SKIPPED = "skipped", _("You skipped this item, so it is no longer yours to label.")
     NOT_HANDED = (
@@ -134,16 +135,19 @@ def is_editable(item: Item) -> bool:
     return item.stage in LABELABLE_STAGES
 
 
-def edit_refusal(item: Item) -> str | None:
-    """Why a volunteer may not change their own label on `item` (in item.project) now, or None:
-    the project is archived, or the item is complete."""
+def edit_refusal(item: Item, role: str | None = None) -> str | None:
+    """Why someone with `role` in item.project (None: as a volunteer) may not change their own
+    label on `item` now, or None: the project is archived, or the item left labeling. The stage
+    is named only to whom stage_seen shows it: disputed or final would tell a volunteer whether
+    the others agreed where the project never reveals labels (BlindRefusal)."""
     if item.project.is_archived:
         return str(Refusal.ARCHIVED.label)
     if not is_editable(item):
         stage = Stage(item.stage).label.lower()
-        return _("This item is already %(stage)s; its labels can no longer be changed.") % {
+        precise = _("This item is already %(stage)s; its labels can no longer be changed.") % {
             "stage": stage
         }
+        return refusal_seen(item, item.project, role, precise, BlindRefusal.LABEL_KEPT)
     return None
 
 

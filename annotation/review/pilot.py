@@ -1,5 +1,6 @@
 """The pilot: before volunteers start, the lead labels a random sample of open items; once
-closed, those labels and summaries serve every member as worked examples."""
+closed, those labels and summaries serve every member as worked examples (final items, never
+handed out to label). An example the lead re-opens leaves the pilot (lifecycle.BACK_MOVES)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
-from annotation.access import roles_reaching
+from annotation.access import role_reaches, roles_reaching
 from annotation.audit import audit_record
 from annotation.lifecycle import Move, items_move
 from annotation.models import (
@@ -113,16 +114,37 @@ def _finalise_worked_examples(project: Project, lead) -> int:
     return len(labels)
 
 
-def pilot_items(project: Project) -> QuerySet[Item]:
-    return project.items.filter(in_pilot=True).select_related("issue").order_by("pk")
+def _shown(project: Project, role: str | None) -> dict | None:
+    """Which pilot items `role` may see on the pilot page (field lookups on items), None for none.
+    A lead: every item of the sample, running or closed. Any other member: only the worked
+    examples of a closed pilot, final items; never one that could still be handed out to label
+    (an example re-opened leaves the pilot, lifecycle.BACK_MOVES; this holds even if some path
+    forgot that)."""
+    if role_reaches(role, Role.LEAD):
+        return {"in_pilot": True}
+    if role is None or project.pilot_status != PilotStatus.CLOSED:
+        return None
+    return {"in_pilot": True, "stage": Stage.FINAL}
 
 
-def pilot_examples(project: Project) -> QuerySet[Annotation]:
-    """The lead's labels on pilot items: given in the pilot, or by a lead or admin of the
-    project."""
+def pilot_items(project: Project, role: str | None) -> QuerySet[Item]:
+    """The pilot items `role` may see on the pilot page, by id."""
+    shown = _shown(project, role)
+    if shown is None:
+        return Item.objects.none()
+    return project.items.filter(**shown).select_related("issue").order_by("pk")
+
+
+def pilot_examples(project: Project, role: str | None) -> QuerySet[Annotation]:
+    """The lead's labels on the pilot items `role` may see: given in the pilot, or by a lead or
+    admin of the project."""
+    shown = _shown(project, role)
+    if shown is None:
+        return Annotation.objects.none()
     leads = Membership.objects.filter(project=project, role__in=roles_reaching(Role.LEAD))
+    on_shown = {f"item__{lookup}": value for lookup, value in shown.items()}
     return (
-        Annotation.objects.filter(item__project=project, item__in_pilot=True)
+        Annotation.objects.filter(item__project=project, **on_shown)
         .filter(Q(is_pilot=True) | Q(volunteer__in=leads.values("user")))
         .select_related("item__issue", "node", "node__parent", "volunteer")
         .order_by("item_id", "pk")

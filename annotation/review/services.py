@@ -92,9 +92,14 @@ def item_resolve(
 
 @transaction.atomic
 def item_reopen(*, item: Item, lead, reason: str) -> Item:
-    """Send a final item back to the lead's queue (disputed). The resolution row goes, but what it
-    said (node, method, resolver, reason) stays in the audit trail, with the item's other history.
-    Re-opening an item that is already disputed changes nothing."""
+    """Send a final item back to the lead's queue (disputed), or to labeling when it has fewer
+    than k labels. The resolution row goes, but what it said (node, method, resolver, reason)
+    stays in the audit trail, with the item's other history. Re-opening an item that is already
+    disputed changes nothing.
+
+    A pilot example re-opened is a pilot example no more (the move back, lifecycle.BACK_MOVES):
+    the pilot page stops showing it, and the lead's label on it stays one of its labels, counted
+    toward k, so volunteers label it blind for the rest."""
     locked = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
     if locked.stage == Stage.DISPUTED:
         return locked

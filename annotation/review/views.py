@@ -222,8 +222,9 @@ def item_discussion_page(request, slug: str, item_id: int):
 
 @login_required
 def pilot_page(request, slug: str):
-    """Leads start and close the pilot here; once closed, every member reads its items with the
-    lead's labels and summaries as worked examples."""
+    """Leads start and close the pilot here; once closed, every member reads its worked examples
+    (its final items, with the lead's labels and summaries: pilot_items says what each role
+    sees)."""
     if request.method == "POST":
         project = access_project(request.user, slug, at_least=Role.LEAD)
         try:
@@ -254,10 +255,9 @@ def pilot_page(request, slug: str):
     is_lead = role_reaches(role, Role.LEAD)
     shown = is_lead or project.pilot_status == PilotStatus.CLOSED
     examples: dict[int, list] = {}
-    if shown:
-        for label in pilot_examples(project):
-            examples.setdefault(label.item_id, []).append(label)
-    items = list(pilot_items(project)) if shown else []
+    for label in pilot_examples(project, role):
+        examples.setdefault(label.item_id, []).append(label)
+    items = list(pilot_items(project, role))
     context = {
         "project": project,
         "is_lead": is_lead,

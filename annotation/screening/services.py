@@ -14,7 +14,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from rest_framework import status
 
+from annotation.access import user_role
 from annotation.audit import audit_record
+from annotation.blindness import BlindRefusal, refusal_seen
 from annotation.labeling.assignment import (
     Claim,
     NoneReason,
@@ -160,10 +162,12 @@ def screening_vote(
         if mine is None and project.reservation_minutes > 0 and not _handed(item, volunteer):
             raise NotHanded(_("This candidate was not handed to you; ask for the next candidate."))
         if item.stage != Stage.CANDIDATE:
-            raise Conflict(
-                _("This item was already screened (it is %(stage)s); ask for the next candidate.")
-                % {"stage": Stage(item.stage).label.lower()}
-            )
+            # its stage would tell a volunteer how the others voted: named only to whom may see it
+            precise = _(
+                "This item was already screened (it is %(stage)s); ask for the next candidate."
+            ) % {"stage": Stage(item.stage).label.lower()}
+            role = user_role(volunteer, project)
+            raise Conflict(refusal_seen(item, project, role, precise, BlindRefusal.NOT_SCREENING))
         if mine is not None:
             before = {"relevant": mine.relevant, "reason": mine.reason}
             mine.relevant, mine.reason = relevant, reason

@@ -3,9 +3,13 @@ closed, the pilot page shows the lead's labels and summaries to every member."""
 
 import pytest
 
-from annotation.models import Action, Annotation, AuditEvent, PilotStatus, Stage
-from annotation.review.pilot import pilot_close, pilot_start
+from annotation.labeling.assignment import next_item
+from annotation.lifecycle import Move, items_move
+from annotation.models import Action, Annotation, AuditEvent, Item, PilotStatus, Role, Stage
+from annotation.review.pilot import pilot_close, pilot_examples, pilot_items, pilot_start
+from annotation.review.services import item_reopen
 from concord.errors import ConcordError, Conflict
+from tests.annotation.labeling_helpers import label
 from tests.annotation.lead_helpers import labeled_item, node, open_item, trio_fixture  # noqa: F401
 
 
@@ -109,3 +113,67 @@ def test_pilot_page_form_and_api(client, project, personas, open_items):
     assert missing_n.status_code == 400
     client.force_login(personas["volunteer_a"])
     assert client.post(url, {"action": "start", "n": "3"}).status_code == 403
+
+
+# ---------------------------------------------------------------- an example re-opened
+
+
+def closed_pilot_example(project, lead) -> Item:
+    """A pilot of one item that the lead labels (through "next item", as the page does) and
+    closes: the item is a final worked example."""
+    item = open_item(project, title="WORKED-EXAMPLE-TITLE")
+    assert pilot_start(project=project, lead=lead, n=1) == 1
+    assert next_item(project=project, volunteer=lead) == item
+    label(item, lead, "C.1", summary="WORKED-EXAMPLE-SUMMARY")
+    pilot_close(project=project, lead=lead)
+    item.refresh_from_db()
+    assert (item.stage, item.in_pilot) == (Stage.FINAL, True)
+    return item
+
+
+def test_a_reopened_example_leaves_the_pilot_and_is_labeled_blind(client, project, personas):
+    lead, me = personas["lead"], personas["volunteer_a"]
+    item = closed_pilot_example(project, lead)
+    url = f"/projects/{project.slug}/pilot/"
+    client.force_login(me)
+    assert "WORKED-EXAMPLE-SUMMARY" in client.get(url).content.decode()  # a worked example
+
+    item_reopen(item=item, lead=lead, reason="the definitions changed")
+    item.refresh_from_db()
+    # one label short of k: back to labeling, out of the pilot, in the same transaction
+    assert (item.stage, item.in_pilot, item.label_count) == (Stage.LABELING, False, 1)
+    pilot_label = Annotation.objects.get(item=item)
+    assert (pilot_label.volunteer, pilot_label.is_pilot) == (lead, False)  # a label like any
+
+    page = client.get(url).content.decode()
+    assert "WORKED-EXAMPLE-SUMMARY" not in page
+    assert "WORKED-EXAMPLE-TITLE" not in page
+    assert item.issue.url not in page
+    # handed to volunteers and labeled blind: the lead's label counts toward k
+    assert next_item(project=project, volunteer=me) == item
+    label(item, me, "C.1", summary="mine")
+    label(item, personas["volunteer_b"], "C.1", summary="theirs")
+    item.refresh_from_db()
+    assert (item.stage, item.label_count, item.resolution.method) == (Stage.FINAL, 3, "unanimous")
+
+
+def test_the_pilot_page_never_shows_members_an_item_that_can_be_labeled(client, project, personas):
+    """Even an item some path left in the pilot while moving it back (the lifecycle takes it
+    out): members see final examples only; the lead still sees the whole sample."""
+    item = closed_pilot_example(project, personas["lead"])
+    Item.objects.filter(pk=item.pk).update(stage=Stage.LABELING)
+    assert list(pilot_items(project, Role.VOLUNTEER)) == []
+    assert list(pilot_examples(project, Role.VOLUNTEER)) == []
+    assert list(pilot_items(project, Role.LEAD)) == [item]
+    client.force_login(personas["volunteer_a"])
+    page = client.get(f"/projects/{project.slug}/pilot/").content.decode()
+    assert "WORKED-EXAMPLE-SUMMARY" not in page
+
+
+def test_every_move_back_ends_the_pilot_role(project, personas):
+    """The lifecycle's moves back (an import too, in bulk) take the item out of the pilot."""
+    item = closed_pilot_example(project, personas["lead"])
+    items_move(project=project, moves=[Move(item.pk, Stage.FINAL, Stage.LABELING)], action="import")
+    item.refresh_from_db()
+    assert (item.stage, item.in_pilot) == (Stage.LABELING, False)
+    assert not Annotation.objects.filter(item=item, is_pilot=True).exists()
