@@ -19,13 +19,13 @@ from concord.db import upsert
 from concord.tasks import send
 from ingest.clients import ForgeError, RateLimited, RepoNotFound
 from ingest.harvest import (
-    COMMENT_UPDATE_FIELDS,
     ISSUE_UPDATE_FIELDS,
     comment_row,
+    comments_upsert,
     issue_row,
     source_client,
 )
-from ingest.models import Comment, Issue, Source
+from ingest.models import Issue, Source
 
 DETAIL_BATCH = 100
 HEARTBEAT_EVERY = 10  # issues
@@ -94,13 +94,7 @@ def issues_fetch_details(*, issue_ids: Sequence[int], clients: dict | None = Non
                 unique=("host", "owner", "repo", "number"),
                 update=tuple(f for f in ISSUE_UPDATE_FIELDS),
             )
-            upsert(
-                Comment,
-                [comment_row(issue.host, c, issue.pk) for c in comments],
-                unique=("host", "comment_id"),
-                update=COMMENT_UPDATE_FIELDS,
-                newer="updated_at",
-            )
+            comments_upsert([comment_row(issue.host, c, issue.pk) for c in comments])
         done += 1
     return done
 

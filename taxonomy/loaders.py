@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import transaction
+from django.db import models, transaction
 
 from concord.errors import RowError, utf8_text
 from taxonomy.models import Example, ExampleKind, Level, Node, Taxonomy
@@ -94,6 +94,15 @@ def taxonomy_load(*, path: Path, name: str, version: str = "1") -> LoadReport:
     return LoadReport(created, updated, unchanged)
 
 
+def _column_limit(name: str) -> int:
+    field = Node._meta.get_field(name)
+    return field.max_length or 0 if isinstance(field, models.CharField) else 0
+
+
+# What the node's columns hold: a longer cell is a RowError naming it, not a database error.
+COLUMN_LIMITS = {name: _column_limit(name) for name in ("code", "name", "study_name")}
+
+
 def _check_tree(path: Path, rows: list[tuple[int, dict[str, str]]]) -> None:
     """Parents come before children, levels step down by one, codes are unique."""
     levels = [c.value for c in Level]
@@ -108,6 +117,9 @@ def _check_tree(path: Path, rows: list[tuple[int, dict[str, str]]]) -> None:
             raise RowError(str(path), line, "level", f"unknown level {level!r}; use {levels}")
         if not row["name"]:
             raise RowError(str(path), line, "name", f"node {code} has no name")
+        for column, limit in COLUMN_LIMITS.items():
+            if len(row.get(column) or "") > limit:
+                raise RowError(str(path), line, column, f"longer than {limit} characters")
         if level == Level.TYPE:
             if parent:
                 raise RowError(str(path), line, "parent", f"type {code} cannot have a parent")

@@ -77,8 +77,10 @@ RULES: dict[str, Rule] = {
     "api-invitations": Rule("admin", method="post", kwargs="project"),
     "join": Rule("public", kwargs="invitation"),
     "taxonomy-upload": Rule("curator"),
-    "taxonomy-node-edit": Rule("curator", kwargs="node"),
-    "taxonomy-node-retire": Rule("curator", method="post", kwargs="node"),
+    # a node of the taxonomy as loaded is shared by every project using it: only staff change it
+    # (a project's own nodes, added through proposals, are its leads': tests/test_write_gate.py)
+    "taxonomy-node-edit": Rule("staff", kwargs="node"),
+    "taxonomy-node-retire": Rule("staff", method="post", kwargs="node"),
     "project-label-imports": Rule("admin", kwargs="project"),
     "project-label-import": Rule("admin", kwargs="label_import"),
     "api-label-imports": Rule("admin", method="post", kwargs="project"),
@@ -158,7 +160,8 @@ RULES: dict[str, Rule] = {
     "api-skip": Rule("volunteer", method="post", kwargs="item"),
     "api-my-annotations": Rule("volunteer", kwargs="project"),
     "api-screening-next": Rule("volunteer", method="post", kwargs="project"),
-    "api-screening-vote": Rule("volunteer", method="post", kwargs="item"),
+    # a vote goes only on a candidate handed to the voter: the world's candidate is held by each
+    "api-screening-vote": Rule("volunteer", method="post", kwargs="candidate"),
     "api-screening-decision": Rule("lead", method="post", kwargs="item"),
     # ingest: sources and keyword sets are site-wide, so only staff
     "ingest-sources": Rule("staff"),
@@ -219,6 +222,23 @@ def finished_export(project, settings, tmp_path) -> int:
     options = export_options(project, format="study")
     job = export_job_start(project=project, user=None, options=options, enqueue=False)
     return export_job_run(job_id=job.pk).pk
+
+
+def handed_candidate(project, people) -> int:
+    """A screening candidate reserved for each person who may vote (a vote needs the hand-out)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Item, Reservation, Stage
+    from tests.factories import IssueFactory
+
+    item = Item.objects.create(project=project, issue=IssueFactory(), stage=Stage.CANDIDATE)
+    until = timezone.now() + timedelta(minutes=30)
+    for person in people.values():
+        if person is not None:
+            Reservation.objects.create(item=item, volunteer=person, expires_at=until)
+    return item.pk
 
 
 def item_import(project) -> int:
@@ -316,6 +336,7 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
         "admin": personas["admin"],
         "staff": UserFactory(username="site-admin", is_staff=True, is_superuser=True),
     }
+    objects["candidate"] = {"slug": project.slug, "item_id": handed_candidate(project, people)}
     return objects, people
 
 

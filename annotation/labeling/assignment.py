@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.access import user_role
 from annotation.audit import audit_record
 from annotation.blindness import BlindRefusal, refusal_seen
+from annotation.gate import Write, gate
 from annotation.labeling.eligibility import (
     LabelingRefused,
     Refusal,
@@ -279,6 +280,7 @@ def item_skip(*, item: Item, volunteer, reason: str = "") -> tuple[Skip, bool]:
     """`volunteer` passes on `item`: never sent it again, its reservation released. A repeat
     returns the first skip (created False) and records nothing. An item not open for labeling
     is refused in words that name its stage only to whom may see it (blindness.refusal_seen)."""
+    gate(volunteer, item.project, Write.LABEL)
     reason = " ".join((reason or "").split())[:300]
     skip = Skip.objects.filter(item=item, volunteer=volunteer).first()
     if skip is not None:
@@ -311,6 +313,7 @@ def skip_undo(*, item: Item, volunteer) -> Claim:
     refusal names the condition (the item's labels or stage only to whom may see its stage,
     blindness.refusal_seen). The item row is locked first, so no concurrent claim hands its
     last slot to someone else meanwhile (claims skip locked rows)."""
+    gate(volunteer, item.project, Write.LABEL)
     item = Item.objects.select_for_update(of=("self",)).select_related("project").get(pk=item.pk)
     skip = Skip.objects.filter(item=item, volunteer=volunteer).first()
     if skip is None:

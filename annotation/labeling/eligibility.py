@@ -45,6 +45,7 @@ from rest_framework import status
 
 from annotation.access import has_role
 from annotation.blindness import BlindRefusal, refusal_seen
+from annotation.gate import ARCHIVED as ARCHIVED_TEXT
 from annotation.models import (
     LABELABLE_STAGES,
     Annotation,
@@ -63,7 +64,7 @@ from concord.prepared import PreparedQuery
 class Refusal(models.TextChoices):
     """Why a volunteer may not label an item now; the label is what they are told."""
 
-    ARCHIVED = "archived", _("This project is archived: it is read only.")
+    ARCHIVED = "archived", ARCHIVED_TEXT
     PILOT_RUNNING = (
         "pilot_running",
         _("The lead is running a pilot; labeling opens when it closes."),

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 
 from annotation.access import no_such_item
 from annotation.audit import audit_record
+from annotation.gate import Write, gate
 from annotation.labeling.eligibility import LabelingRefused, edit_refusal, labeling_refusal
 from annotation.labeling.selectors import own_annotation
 from annotation.lifecycle import item_settle
@@ -121,6 +122,7 @@ def annotation_submit(
     same item (by anyone) run one after the other and label_count never passes k.
 
     `item` may be a reference (project_item_ref): it is loaded here, with the lock."""
+    gate(volunteer, item.project, Write.LABEL)
     summary = " ".join((summary or "").split())
     if len(summary) > SUMMARY_MAX:
         raise ConcordError(

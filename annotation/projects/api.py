@@ -185,7 +185,11 @@ class ProjectItemsFromUrlListApi(APIView):
             )
         text = utf8_text(upload.read(), name) if upload else data["text"]
         result = project_items_from_url_list(
-            project=project, text=text, name=name, keyword_set=data.get("keyword_set")
+            project=project,
+            actor=request.user,
+            text=text,
+            name=name,
+            keyword_set=data.get("keyword_set"),
         )
         body = {
             **report_data(result.report, name),
@@ -221,6 +225,9 @@ class ProjectItemsFromSourceApi(APIView):
         project = access_project(request.user, slug, at_least=Role.LEAD)
         data = validated(ItemsFromSourceIn, request.data)
         added = project_items_from_source(
-            project=project, source=data["source"], candidates_only=data["which"] == CANDIDATES
+            project=project,
+            actor=request.user,
+            source=data["source"],
+            candidates_only=data["which"] == CANDIDATES,
         )
         return Response(ItemsAddedOut({"added": added}).data)

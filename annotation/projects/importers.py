@@ -26,6 +26,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import transaction
 
+from annotation.gate import OPERATOR, Write, gate
 from annotation.lifecycle import Move, Outcome, item_outcome, items_move, resolution_method
 from annotation.models import (
     Action,
@@ -110,17 +111,23 @@ def is_placeholder(user, project: Project, column: int) -> bool:
 
 
 def study_labels_import(
-    *, project: Project, path: Path, refuse_repeats: bool = False
+    *, project: Project, path: Path, refuse_repeats: bool = False, actor=OPERATOR
 ) -> ImportReport:
+    """Import a file from disk (commands: the operator's, by default)."""
     return study_labels_import_bytes(
-        project=project, data=path.read_bytes(), name=str(path), refuse_repeats=refuse_repeats
+        project=project,
+        actor=actor,
+        data=path.read_bytes(),
+        name=str(path),
+        refuse_repeats=refuse_repeats,
     )
 
 
 def study_labels_import_bytes(
-    *, project: Project, data: bytes, name: str, refuse_repeats: bool = False
+    *, project: Project, actor, data: bytes, name: str, refuse_repeats: bool = False
 ) -> ImportReport:
     """Import one file's content; `name` is what errors and the repeat records call it."""
+    gate(actor, project, Write.LABELS_IMPORT)
     try:
         text = utf8_text(data, name)
     except RowError as exc:

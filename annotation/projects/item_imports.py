@@ -22,6 +22,7 @@ from functools import partial
 
 from django.db import transaction
 
+from annotation.gate import OPERATOR, Write, WriteRefused, gate
 from annotation.jobs import (
     Queued,
     job_beat,
@@ -32,7 +33,7 @@ from annotation.jobs import (
     job_waiting_step,
 )
 from annotation.models import Item, ItemImport, JobStatus, Project
-from annotation.projects.services import project_items_add, project_open_check
+from annotation.projects.services import project_items_add
 from concord.errors import RowError
 from ingest.issue_files import (
     IssueFileRecord,
@@ -54,7 +55,7 @@ def item_import_start(
     after this transaction commits (without `enqueue`, the caller runs item_import_run)."""
     from annotation.projects.tasks import item_import_run as run_task
 
-    project_open_check(project)  # refused now, not by the worker later
+    gate(user or OPERATOR, project, Write.ITEMS_IMPORT)  # refused now, and by the worker later
 
     task = run_task if enqueue else None
     return job_queue(ItemImport, task, user=user, project=project, name=name, text=text)
@@ -64,11 +65,15 @@ def item_import_run(*, job_id: int) -> ItemImport | None:
     """Check the job's file, then write it whole, or fail with every problem. A finished job,
     or one another worker is on, is left alone."""
     claimed = job_claim(ItemImport, job_id, records_total=None, records_checked=0, problems=[])
-    job = ItemImport.objects.select_related("project").filter(pk=job_id).first()
+    job = ItemImport.objects.select_related("project", "requested_by").filter(pk=job_id).first()
     if not claimed or job is None:
         return job
     text, job.text = job.text, ""  # the parsed records are all that is needed from here
+    actor = job.requested_by or OPERATOR
     try:
+        # Asked again as the requester: the project may have been archived, or their role
+        # lost, since the job was queued. Before anything is written, issues included.
+        gate(actor, job.project, Write.ITEMS_IMPORT)
         records, errors = issue_file_parse(
             text=text,
             name=job.name,
@@ -83,7 +88,12 @@ def item_import_run(*, job_id: int) -> ItemImport | None:
             with transaction.atomic():
                 keep_text = partial(_held_elsewhere, job.project)
                 stored = issue_file_store(records, keep_text=keep_text)
-                added = project_items_add(project=job.project, issue_ids=stored.issue_ids)
+                added = project_items_add(
+                    project=job.project,
+                    actor=actor,
+                    write=Write.ITEMS_IMPORT,
+                    issue_ids=stored.issue_ids,
+                )
                 job_finish(
                     ItemImport,
                     job_id,
@@ -92,6 +102,8 @@ def item_import_run(*, job_id: int) -> ItemImport | None:
                     text="",
                     problems=[_kept(job.name, r) for r in stored.kept],
                 )
+    except WriteRefused as exc:  # archived, or the requester's role lost, since it was queued
+        job_fail(ItemImport, job_id, exc.message)
     except Exception:
         logger.exception("item import %s failed", job_id)
         job_fail(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
     Queued,
     job_beat,
@@ -28,7 +29,6 @@ from annotation.jobs import (
 )
 from annotation.models import JobStatus, LabelImportJob, Project
 from annotation.projects.importers import ImportFailed, study_labels_import_bytes
-from annotation.projects.services import project_open_check
 from concord.errors import ConcordError
 
 logger = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def label_import_queue(
 ) -> Queued[LabelImportJob]:
     """Save the files and queue the job; its task is sent after the transaction commits. An
     archived project is read only: nothing is imported into it."""
-    project_open_check(project)
+    gate(user or OPERATOR, project, Write.LABELS_IMPORT)
     uploads_check(uploads)
     folder = label_import_dir() / uuid.uuid4().hex
     folder.mkdir(parents=True)
@@ -88,7 +88,11 @@ def label_import_run(*, job_id: int) -> LabelImportJob | None:
     """Import the job's files in order, writing each file's report as it ends. A done or failed
     job, or one another worker has, is left alone."""
     claimed = job_claim(LabelImportJob, job_id, files_done=0, report=[])
-    job = LabelImportJob.objects.select_related("project__taxonomy").filter(pk=job_id).first()
+    job = (
+        LabelImportJob.objects.select_related("project__taxonomy", "requested_by")
+        .filter(pk=job_id)
+        .first()
+    )
     if not claimed or job is None:
         return job
     report: list[dict] = []
@@ -113,7 +117,11 @@ def _import_file(job: LabelImportJob, entry: dict) -> dict:
     try:
         data = (label_import_dir() / entry["stored"]).read_bytes()
         report = study_labels_import_bytes(
-            project=job.project, data=data, name=name, refuse_repeats=job.refuse_repeats
+            project=job.project,
+            actor=job.requested_by or OPERATOR,
+            data=data,
+            name=name,
+            refuse_repeats=job.refuse_repeats,
         )
     except ImportFailed as exc:
         return {"name": name, "ok": False, "errors": [_error(e) for e in exc.errors]}

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.access import ROLE_RANK
 from annotation.audit import audit_record
+from annotation.gate import OPERATOR, Write, WriteForbidden, gate, write_refusal
 from annotation.models import Action, Annotation, Invitation, Membership, Project, Role
 from annotation.projects.importers import ImportFailed, is_placeholder
 from concord.errors import ConcordError, Conflict, NotFound, RowError
@@ -41,6 +42,7 @@ def invitation_create(
 ) -> tuple[Invitation, str]:
     """A new invitation and its token (for the link; it is not stored and cannot be shown
     again)."""
+    gate(inviter, project, Write.MEMBERS)
     if not 1 <= days <= INVITATION_MAX_DAYS:
         raise ConcordError(f"An invitation lasts 1 to {INVITATION_MAX_DAYS} days, not {days}.")
     token = secrets.token_urlsafe(32)
@@ -67,7 +69,9 @@ class InvitationUnusable(ConcordError):
 def invitation_valid(token: str) -> Invitation:
     """The invitation behind `token` if it can still be used, else InvitationUnusable."""
     invitation = (
-        Invitation.objects.select_related("project").filter(token_hash=token_hash(token)).first()
+        Invitation.objects.select_related("project", "created_by")
+        .filter(token_hash=token_hash(token))
+        .first()
     )
     if invitation is None:
         raise InvitationUnusable("This invitation link is not valid; ask for a new one.")
@@ -75,7 +79,21 @@ def invitation_valid(token: str) -> Invitation:
         raise InvitationUnusable("This invitation link has been used already; ask for a new one.")
     if invitation.expires_at <= timezone.now():
         raise InvitationUnusable("This invitation link has expired; ask for a new one.")
+    _inviter_check(invitation)
     return invitation
+
+
+def _inviter_check(invitation: Invitation) -> None:
+    """The link carries its inviter's authority, asked of the gate when it is used: it joins
+    nobody into an archived project, nor once its inviter may no longer manage members."""
+    refusal = write_refusal(invitation.created_by or OPERATOR, invitation.project, Write.MEMBERS)
+    if isinstance(refusal, WriteForbidden):
+        raise InvitationUnusable(
+            "Whoever made this invitation link no longer manages the project's members; "
+            "ask for a new one."
+        )
+    if refusal is not None:
+        raise InvitationUnusable(f"{refusal.message} Ask for a new invitation once it is restored.")
 
 
 @transaction.atomic
@@ -183,6 +201,7 @@ def members_bulk_add(
     A taken name adds nobody: an account joins a project only by accepting an invitation, so an
     admin cannot enrol, or learn about, accounts outside the project. Existing members keep their
     role. Site staff get the same rule."""
+    gate(actor, project, Write.MEMBERS)
     added = [_bulk_one(project, username, email, role) for username, email in entries]
     audit_record(
         project=project,
@@ -238,6 +257,7 @@ def _refuse_losing_last_admin(project: Project, membership: Membership) -> None:
 
 @transaction.atomic
 def member_role_set(*, project: Project, actor, membership_id: int, role: str) -> Membership:
+    gate(actor, project, Write.MEMBERS)
     membership = _locked_membership(project, membership_id)
     if membership.role == role:
         return membership
@@ -259,6 +279,7 @@ def member_role_set(*, project: Project, actor, membership_id: int, role: str) -
 @transaction.atomic
 def member_remove(*, project: Project, actor, membership_id: int) -> None:
     """End a membership. Their labels, votes and posts stay, attributed to them."""
+    gate(actor, project, Write.MEMBERS)
     membership = _locked_membership(project, membership_id)
     _refuse_losing_last_admin(project, membership)
     membership.delete()
@@ -279,6 +300,7 @@ def member_column_set(
     placeholder account an import created for it (importers.is_placeholder), that account's
     labels in this project pass to the member, so a re-import of the same file finds them there
     and adds nothing; refused when the member labeled one of the same items."""
+    gate(actor, project, Write.MEMBERS)
     membership = _locked_membership(project, membership_id)
     if membership.column == column:
         return membership

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotation.gate import Write, gate
 from annotation.models import Item, Project, Stage
 from concord.db import refresh_planner_statistics
-from concord.errors import ConcordError, Conflict
+from concord.errors import ConcordError
 from ingest.candidates import candidates_among
 from ingest.importers import UrlImportReport, url_list_import
 from ingest.models import Issue, KeywordSet, Source
@@ -28,8 +29,11 @@ def entry_stage(project: Project) -> str:
 
 
 @transaction.atomic
-def project_items_from_source(*, project: Project, source: Source, candidates_only: bool) -> int:
+def project_items_from_source(
+    *, project: Project, actor, source: Source, candidates_only: bool
+) -> int:
     """Add the source's issues (pull requests never) as items; returns how many were new."""
+    gate(actor, project, Write.ITEMS_FROM_SOURCE)
     issues = Issue.objects.filter(source=source, is_pull_request=False)
     if candidates_only:
         if source.keyword_set_id is None:
@@ -38,7 +42,10 @@ def project_items_from_source(*, project: Project, source: Source, candidates_on
                 % {"source": source}
             )
         issues = issues.filter(keyword_matches__keyword_set_id=source.keyword_set_id)
-    return project_items_add(project=project, issue_ids=list(issues.values_list("pk", flat=True)))
+    issue_ids = list(issues.values_list("pk", flat=True))
+    return project_items_add(
+        project=project, actor=actor, write=Write.ITEMS_FROM_SOURCE, issue_ids=issue_ids
+    )
 
 
 @dataclass(frozen=True)
@@ -50,32 +57,28 @@ class UrlListItems:
 
 @transaction.atomic
 def project_items_from_url_list(
-    *, project: Project, text: str, name: str, keyword_set: KeywordSet | None
+    *, project: Project, actor, text: str, name: str, keyword_set: KeywordSet | None
 ) -> UrlListItems:
     """Import the URL list (good lines go in, bad ones are reported) and add its issues as items:
     all of them, or only those whose text matches `keyword_set`. Issues whose details are still
     being fetched cannot be matched yet; adding the same list again later takes them then."""
+    gate(actor, project, Write.ITEMS_IMPORT)  # before any issue is created
     report = url_list_import(text=text, name=name)
     if report.lines == 0:
         raise ConcordError(f"{name} has no issue URLs (one per line).")
     issue_ids, awaiting = report.issue_ids, 0
     if keyword_set is not None:
         issue_ids, awaiting = candidates_among(keyword_set=keyword_set, issue_ids=issue_ids)
-    added = project_items_add(project=project, issue_ids=issue_ids)
+    added = project_items_add(
+        project=project, actor=actor, write=Write.ITEMS_IMPORT, issue_ids=issue_ids
+    )
     return UrlListItems(report=report, added=added, awaiting_details=awaiting)
 
 
-@transaction.atomic
-def project_open_check(project: Project) -> None:
-    """An archived project is read only: nothing new goes into it (items, label files) until it
-    is restored. Labeling has its own refusal in the labeling rule."""
-    if project.is_archived:
-        raise Conflict(_("This project is archived: it is read only."))
-
-
-def project_items_add(*, project: Project, issue_ids: Sequence[int]) -> int:
-    """Items for issues not yet in the project; existing items are left as they are."""
-    project_open_check(project)
+def project_items_add(*, project: Project, actor, write: Write, issue_ids: Sequence[int]) -> int:
+    """Items for issues not yet in the project; existing items are left as they are. The one way
+    items are added, so it asks the gate itself: `actor` making `write` (the entry point's)."""
+    gate(actor, project, write)
     existing = set(project.items.values_list("issue_id", flat=True))
     stage = entry_stage(project)
     new = [(project.pk, i, stage) for i in dict.fromkeys(issue_ids) if i not in existing]

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.audit import audit_record
+from annotation.gate import Write, gate
 from annotation.lifecycle import items_settle
 from annotation.models import LABELABLE_STAGES, Action, Membership, Project, Role
 from concord.db import Lock, xact_lock
@@ -73,6 +74,7 @@ def project_update(*, project: Project, actor, **changes: Any) -> Project:
     unknown = set(changes) - set(SETTINGS_FIELDS)
     if unknown:
         raise ValueError(f"not project settings: {sorted(unknown)}")
+    gate(actor, project, Write.SETTINGS)
     # NO KEY: other writes' audit rows still pass their foreign-key check on this row, so a skip
     # or a resolve holding an item this change re-settles finishes instead of waiting for it.
     locked = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
@@ -143,6 +145,7 @@ def _settle_at_k(project: Project, *, actor) -> None:
 def project_archive(*, project: Project, actor, archived: bool) -> Project:
     """Archive (read only: the labeling rule hands out and takes nothing; exports still work) or
     restore. Doing what is already done changes nothing."""
+    gate(actor, project, Write.ARCHIVE)
     locked = Project.objects.select_for_update().get(pk=project.pk)
     if locked.is_archived == archived:
         return locked

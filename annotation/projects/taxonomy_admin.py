@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation.access import roles_reaching
 from annotation.audit import audit_record
+from annotation.gate import gate_node
 from annotation.models import Action, Membership, Project, Role
 from annotation.projects.label_imports import Upload
 from concord.errors import ConcordError, Conflict
@@ -43,8 +44,13 @@ def require_curator(user, taxonomy: Taxonomy | None = None) -> None:
         raise PermissionDenied(f"Curating the taxonomy needs the lead or admin role{where}.")
 
 
-def _audit(taxonomy: Taxonomy, actor, before: dict | None, after: dict) -> None:
-    for project in Project.objects.filter(taxonomy=taxonomy):
+def _audit(
+    taxonomy: Taxonomy, actor, before: dict | None, after: dict, owner: Project | None = None
+) -> None:
+    """One audit row in each project the change reaches: the owner of a project's own node, or
+    every project using the taxonomy for a shared one."""
+    projects = [owner] if owner is not None else Project.objects.filter(taxonomy=taxonomy)
+    for project in projects:
         audit_record(
             project=project, action=Action.TAXONOMY, actor=actor, before=before, after=after
         )
@@ -100,6 +106,7 @@ def node_edit(*, user, node: Node, definition: str, examples: list[str]) -> Node
     examples = [e.strip() for e in examples if e.strip()]
     if len(examples) > EXAMPLES_MAX:
         raise ConcordError(f"{len(examples)} examples; keep it to {EXAMPLES_MAX}.")
+    owner = gate_node(user, node)
     node = Node.objects.select_for_update().get(pk=node.pk)
     before: dict[str, object] = {"code": node.code, "definition": node.definition}
     before["examples"] = list(node.examples.values_list("text", flat=True))
@@ -115,13 +122,14 @@ def node_edit(*, user, node: Node, definition: str, examples: list[str]) -> Node
     )
     after = {"code": node.code, "definition": definition, "examples": list(dict.fromkeys(examples))}
     if after != before:
-        _audit(node.taxonomy, user, before, after)
+        _audit(node.taxonomy, user, before, after, owner)
     return node
 
 
 @transaction.atomic
 def node_retire(*, user, node: Node, retired: bool) -> Node:
     """Retire the node (it takes no new labels; its labels stay) or bring it back."""
+    owner = gate_node(user, node)
     node = Node.objects.select_for_update().get(pk=node.pk)
     if (node.retired_at is not None) == retired:
         return node
@@ -132,5 +140,6 @@ def node_retire(*, user, node: Node, retired: bool) -> Node:
         user,
         {"code": node.code, "retired": not retired},
         {"code": node.code, "retired": retired},
+        owner,
     )
     return node

@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation.gate import gate_node
 from annotation.projects.forms import NodeEditForm, TaxonomyUploadForm
 from annotation.projects.label_imports import Upload
 from annotation.projects.taxonomy_admin import (
@@ -47,7 +48,7 @@ def taxonomy_upload_page(request):
 @login_required
 def node_edit_page(request, pk: int):
     node = get_object_or_404(Node.objects.select_related("taxonomy"), pk=pk)
-    require_curator(request.user, node.taxonomy)
+    gate_node(request.user, node)  # a shared node: staff; a project's own: its leads
     examples = "\n".join(node.examples.values_list("text", flat=True))
     initial = {"definition": node.definition, "examples": examples}
     form = NodeEditForm(request.POST or None, initial=initial)
@@ -72,7 +73,7 @@ def node_edit_page(request, pk: int):
 def node_retire_page(request, pk: int):
     """retire=1 retires the node, retire=0 brings it back."""
     node = get_object_or_404(Node.objects.select_related("taxonomy"), pk=pk)
-    require_curator(request.user, node.taxonomy)
+    gate_node(request.user, node)  # a shared node: staff; a project's own: its leads
     retired = request.POST.get("retire") == "1"
     node_retire(user=request.user, node=node, retired=retired)
     messages.success(request, f"{node.code} {'retired' if retired else 'restored'}.")

@@ -56,6 +56,7 @@ def project_items_from_source_page(request, slug: str):
         try:
             added = project_items_from_source(
                 project=project,
+                actor=request.user,
                 source=source,
                 candidates_only=form.cleaned_data["which"] == CANDIDATES,
             )
@@ -86,7 +87,11 @@ def project_items_from_url_list_page(request, slug: str):
         name, text = form.cleaned_data["file"]
         try:
             result = project_items_from_url_list(
-                project=project, text=text, name=name, keyword_set=form.cleaned_data["keyword_set"]
+                project=project,
+                actor=request.user,
+                text=text,
+                name=name,
+                keyword_set=form.cleaned_data["keyword_set"],
             )
         except ConcordError as exc:
             form.add_error("file", exc.message)

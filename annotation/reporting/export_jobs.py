@@ -17,6 +17,7 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
     Queued,
     job_beat,
@@ -52,6 +53,7 @@ def export_job_queue(
     """export_job_start, returning the job with whether its task was sent."""
     from annotation.reporting.tasks import export_job_run as run_task
 
+    gate(user or OPERATOR, project, Write.EXPORT)
     return job_queue(
         ExportJob,
         run_task if enqueue else None,

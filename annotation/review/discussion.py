@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from annotation.access import role_reaches, user_role
 from annotation.audit import audit_record
 from annotation.blindness import is_revealed
+from annotation.gate import Write, gate
 from annotation.models import Action, Item, Post, Role
 from concord.errors import ConcordError
 
@@ -30,6 +31,7 @@ def labels_revealed(item: Item, role: str | None) -> bool:
 def post_add(*, item: Item, author, text: str) -> Post:
     """Add `text` (Markdown, shown sanitized) to the item's thread. PermissionDenied for
     volunteers while the item is still blind, and for non-members."""
+    gate(author, item.project, Write.DISCUSS)
     role = user_role(author, item.project)
     if not labels_revealed(item, role):
         raise PermissionDenied(

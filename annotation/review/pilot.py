@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 
 from annotation.access import role_reaches, roles_reaching
 from annotation.audit import audit_record
+from annotation.gate import Write, gate
 from annotation.lifecycle import Move, items_move
 from annotation.models import (
     Action,
@@ -34,6 +35,7 @@ def pilot_start(*, project: Project, lead, n: int) -> int:
     """Flag a random sample of `n` open, unlabelled items as the pilot and stop handing items to
     volunteers until it closes (annotation.labeling.assignment enforces that). Returns the sample
     size, which is smaller than `n` when fewer items are open."""
+    gate(lead, project, Write.PILOT)
     if not 1 <= n <= PILOT_MAX:
         raise ConcordError(_("A pilot takes between 1 and %(max)d items.") % {"max": PILOT_MAX})
     locked = Project.objects.select_for_update().get(pk=project.pk)
@@ -65,6 +67,7 @@ def pilot_start(*, project: Project, lead, n: int) -> int:
 def pilot_close(*, project: Project, lead) -> None:
     """End the pilot: volunteers get items again, and the pilot page opens to every member.
     Closing a closed pilot changes nothing."""
+    gate(lead, project, Write.PILOT)
     locked = Project.objects.select_for_update().get(pk=project.pk)
     if locked.pilot_status == PilotStatus.CLOSED:
         return

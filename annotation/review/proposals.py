@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils.translation import gettext as _
 
-from annotation.access import role_reaches, user_role
 from annotation.audit import audit_record
 from annotation.blindness import items_seen_by
+from annotation.gate import Write, gate
 from annotation.lifecycle import item_move
 from annotation.models import (
     Action,
@@ -25,7 +24,6 @@ from annotation.models import (
     ProposalVote,
     Reservation,
     Resolution,
-    Role,
     Skip,
     Stage,
 )
@@ -45,21 +43,6 @@ def electorate(project: Project) -> QuerySet:
     )
 
 
-def _require_member(project: Project, user) -> str:
-    role = user_role(user, project)
-    if role is None:
-        raise PermissionDenied(_("Only members of the project take part in its proposals."))
-    return role
-
-
-def _require_lead(project: Project, user) -> None:
-    if not role_reaches(_require_member(project, user), Role.LEAD):
-        raise PermissionDenied(
-            _("Only a lead of %(project)s adds its categories or sends items back.")
-            % {"project": project}
-        )
-
-
 @transaction.atomic
 def proposal_create(
     *,
@@ -73,7 +56,7 @@ def proposal_create(
 ) -> Proposal:
     """Propose a new category under `parent` (None: a new type). The proposer's own approval is
     recorded with it; `item`, the issue no category fit, is attached."""
-    _require_member(project, proposer)
+    gate(proposer, project, Write.PROPOSE)
     name = name.strip()
     if not name:
         raise ConcordError(_("A proposed category needs a name."))
@@ -124,7 +107,7 @@ def proposal_vote(*, proposal: Proposal, member, approve: bool) -> Proposal:
     """Record `member`'s vote (changeable while the proposal is open). One rejection rejects it;
     approval by every member accepts it. Voting again the same way changes nothing."""
     locked = Proposal.objects.select_for_update().select_related("project").get(pk=proposal.pk)
-    _require_member(locked.project, member)
+    gate(member, proposal.project, Write.PROPOSE)
     current = ProposalVote.objects.filter(proposal=locked, member=member).first()
     if current is not None and current.approve == approve:
         return locked
@@ -166,7 +149,7 @@ def proposal_add_node(*, proposal: Proposal, lead) -> Node:
     """Add an accepted proposal's category to the taxonomy with the next free code under its
     parent. Adding it again returns the same node."""
     locked = Proposal.objects.select_for_update().select_related("project").get(pk=proposal.pk)
-    _require_lead(locked.project, lead)
+    gate(lead, proposal.project, Write.PROPOSAL_SETTLE)
     if locked.status == ProposalStatus.ADDED and locked.node is not None:
         return locked.node
     if locked.status != ProposalStatus.ACCEPTED:
@@ -203,7 +186,7 @@ def proposal_send_back(*, proposal: Proposal, lead) -> int:
     count drops to 0 and the stage to open. Returns how many items went back; items already
     open and unlabelled are left alone."""
     locked = Proposal.objects.select_for_update().select_related("project").get(pk=proposal.pk)
-    _require_lead(locked.project, lead)
+    gate(lead, proposal.project, Write.PROPOSAL_SETTLE)
     if locked.status not in (ProposalStatus.ACCEPTED, ProposalStatus.ADDED):
         raise Conflict(
             _("Only a proposal every member approved sends items back; this one is %(status)s.")

@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils.translation import gettext as _
 
+from annotation.gate import Write, gate
 from annotation.labeling.services import node_check
 from annotation.lifecycle import item_move, item_outcome, resolution_method
 from annotation.models import Action, AuditEvent, Item, Method, Resolution, Stage
@@ -48,6 +49,7 @@ def item_resolve(
     Sending the same decision again returns the first resolution (a double click changes nothing);
     a form whose `expected_stage`/`expected_version` no longer match the item raises Conflict.
     """
+    gate(lead, item.project, Write.RESOLVE)
     locked = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
     existing = Resolution.objects.filter(item=locked).select_related("node").first()
     if locked.stage == Stage.FINAL and existing and existing.node_id == node.pk:
@@ -100,6 +102,7 @@ def item_reopen(*, item: Item, lead, reason: str) -> Item:
     A pilot example re-opened is a pilot example no more (the move back, lifecycle.BACK_MOVES):
     the pilot page stops showing it, and the lead's label on it stays one of its labels, counted
     toward k, so volunteers label it blind for the rest."""
+    gate(lead, item.project, Write.RESOLVE)
     locked = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
     if locked.stage == Stage.DISPUTED:
         return locked

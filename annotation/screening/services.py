@@ -17,6 +17,7 @@ from rest_framework import status
 from annotation.access import user_role
 from annotation.audit import audit_record
 from annotation.blindness import BlindRefusal, refusal_seen
+from annotation.gate import Write, gate, write_refusal
 from annotation.labeling.assignment import (
     Claim,
     NoneReason,
@@ -76,6 +77,8 @@ def screening_next_claim(*, project: Project, volunteer) -> Claim:
     """The candidate `volunteer` screens now (their live reservation first), or why none."""
     if not project.screening_enabled:
         return Claim(None, NoneReason.SCREENING_OFF)
+    if write_refusal(volunteer, project, Write.SCREEN) is not None:  # archived: nothing handed out
+        return Claim(None, NoneReason.ARCHIVED)
     now = timezone.now()
     held = (
         Reservation.objects.filter(
@@ -153,8 +156,11 @@ def screening_vote(
     handed to the voter (screening_next_claim); otherwise a volunteer could vote on candidates
     held for others, or pick which ones to decide."""
     reason = " ".join((reason or "").split())[:300]
+    gate(volunteer, item.project, Write.SCREEN)
     with transaction.atomic():
-        item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
+        item = (
+            Item.objects.select_for_update(of=("self",)).select_related("project").get(pk=item.pk)
+        )
         project = item.project
         mine = ScreeningVote.objects.filter(item=item, volunteer=volunteer).first()
         if mine is not None and mine.relevant == relevant:
@@ -206,8 +212,11 @@ def screening_decide(*, item: Item, lead, relevant: bool, reason: str = "") -> I
     """The lead settles a screening dispute: relevant -> open, not relevant -> excluded. The same
     decision again (a double click) is a no-op; a decided item otherwise is a Conflict."""
     target = Stage.OPEN if relevant else Stage.EXCLUDED
+    gate(lead, item.project, Write.SCREEN_DECIDE)
     with transaction.atomic():
-        item = Item.objects.select_for_update().select_related("project").get(pk=item.pk)
+        item = (
+            Item.objects.select_for_update(of=("self",)).select_related("project").get(pk=item.pk)
+        )
         if item.stage == target:
             return item
         if item.stage != Stage.SCREENING_DISPUTE:

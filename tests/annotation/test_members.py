@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from annotation.models import Action, Annotation, AuditEvent, Invitation, Membership, Role
 from annotation.projects.importers import study_labels_import
 from annotation.projects.members import invitation_create
+from annotation.projects.settings import project_archive
 from tests.factories import UserFactory
 
 User = get_user_model()
@@ -65,6 +66,25 @@ def test_a_signed_in_person_joins_with_one_click(client, personas, project):
     client.force_login(personas["outsider"])
     assert client.post(f"/join/{token}/").status_code == 302
     assert Membership.objects.get(project=project, user=personas["outsider"]).role == Role.VOLUNTEER
+
+
+def test_a_link_joins_nobody_into_an_archived_project_or_after_its_inviter_lost_the_role(
+    client, personas, project
+):
+    """An invitation carries its inviter's authority, asked of the gate when the link is used."""
+    _, token = invitation_create(project=project, inviter=personas["admin"])
+    project_archive(project=project, actor=personas["admin"], archived=True)
+    client.force_login(personas["outsider"])
+    assert "archived" in client.get(f"/join/{token}/").content.decode()
+    client.post(f"/join/{token}/")
+    assert not Membership.objects.filter(project=project, user=personas["outsider"]).exists()
+
+    project_archive(project=project, actor=personas["admin"], archived=False)
+    Membership.objects.filter(project=project, user=personas["admin"]).update(role=Role.VOLUNTEER)
+    page = client.get(f"/join/{token}/").content.decode()
+    assert "no longer manages the project&#x27;s members" in page
+    client.post(f"/join/{token}/")
+    assert not Membership.objects.filter(project=project, user=personas["outsider"]).exists()
 
 
 def test_bulk_add_creates_accounts_and_shows_each_password_once(client, personas, project):

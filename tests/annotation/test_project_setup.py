@@ -7,6 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
+from annotation.gate import OPERATOR, Write
 from annotation.labeling.assignment import NoneReason, next_item_claim
 from annotation.models import (
     Action,
@@ -234,7 +235,9 @@ def test_archived_project_takes_no_new_items_by_any_route(personas, project):
 
     project.refresh_from_db()
     with pytest.raises(Conflict, match="archived"):
-        project_items_add(project=project, issue_ids=[IssueFactory().pk])
+        project_items_add(
+            project=project, actor=OPERATOR, write=Write.ITEMS_IMPORT, issue_ids=[IssueFactory().pk]
+        )
     assert not project.items.exists()
 
 

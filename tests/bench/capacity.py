@@ -141,6 +141,7 @@ def prepare(project, state: str, tokens: list[str], late_labels: int) -> None:
     """The project's items made anew through the app's own bulk add, then the state's setup."""
     from django.db import connection
 
+    from annotation.gate import OPERATOR, Write
     from annotation.models import Item, Reservation
     from annotation.projects.services import project_items_add
     from ingest.models import Issue
@@ -166,7 +167,9 @@ def prepare(project, state: str, tokens: list[str], late_labels: int) -> None:
         ),
         batch_size=2000,
     )
-    project_items_add(project=project, issue_ids=[i.pk for i in issues])
+    project_items_add(
+        project=project, actor=OPERATOR, write=Write.ITEMS_IMPORT, issue_ids=[i.pk for i in issues]
+    )
     if state == "late":
         give_labels(project, tokens, late_labels)
     if state != "bulk":

@@ -77,6 +77,7 @@ SPARSE_ITEMS_LABELLED = 143  # x 7 labels: 1,001 labels
 def sparse_project(full):
     """A project with every issue as an item and the labels of the full project's first
     SPARSE_ITEMS_LABELLED items, (re)built when it does not hold exactly that."""
+    from annotation.gate import OPERATOR, Write
     from annotation.models import Annotation, Project
     from annotation.projects.services import project_items_add
     from ingest.models import Issue
@@ -93,7 +94,12 @@ def sparse_project(full):
     project = Project.objects.create(
         name="Bench (sparse)", slug=SPARSE_SLUG, taxonomy=full.taxonomy
     )
-    project_items_add(project=project, issue_ids=list(Issue.objects.values_list("pk", flat=True)))
+    project_items_add(
+        project=project,
+        actor=OPERATOR,
+        write=Write.ITEMS_IMPORT,
+        issue_ids=list(Issue.objects.values_list("pk", flat=True)),
+    )
     item_of_issue = dict(project.items.values_list("issue_id", "pk"))
     issue_of_item = dict(labelled)
     Annotation.objects.bulk_create(

@@ -214,9 +214,11 @@ def reset_work(taxonomy):
     with connection.cursor() as cursor:
         # CASCADE: also empties whatever else hangs off issues (comments, keyword matches, ...)
         cursor.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
+    old = Project.objects.filter(slug=PROJECT_SLUG).first()
+    if old is not None:  # its placeholder accounts (importers.placeholder_username) go with it
+        get_user_model().objects.filter(username__startswith=f"label:{old.pk}:").delete()
     Membership.objects.filter(project__slug=PROJECT_SLUG).delete()
     Project.objects.filter(slug=PROJECT_SLUG).delete()
-    get_user_model().objects.filter(username__startswith=f"{PROJECT_SLUG}-label").delete()
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {', '.join(tables)}")
     return Project.objects.create(name="Bench (study scale)", slug=PROJECT_SLUG, taxonomy=taxonomy)
