@@ -162,7 +162,15 @@ def gate_node(actor, node: Node) -> Project | None:
     staff = actor is OPERATOR or (actor.is_authenticated and (actor.is_staff or actor.is_superuser))
     owner = node_owner(node)
     if owner is not None:
-        gate(OPERATOR if staff else actor, owner, Write.CURATE)
+        refusal = write_refusal(OPERATOR if staff else actor, owner, Write.CURATE)
+        if isinstance(refusal, WriteForbidden) and user_role(actor, owner) is None:
+            # to someone outside the project, nothing of it: not even its name
+            refusal = WriteForbidden(
+                gettext("%(code)s is another project's category: only its leads change it.")
+                % {"code": node.code}
+            )
+        if refusal is not None:
+            raise refusal
         return owner
     if not staff:
         raise WriteForbidden(

@@ -48,13 +48,16 @@ class PilotStatus(models.TextChoices):
     CLOSED = "closed", _("Pilot closed")
 
 
+SHUFFLE_KEYS = 2_147_483_647  # an item's shuffle key lies in [0, SHUFFLE_KEYS)
+
+
 class RandomKey(models.Func):
     """A random non-negative integer drawn by the database for each row it inserts."""
 
     output_field = models.IntegerField()
     arity = 0
 
-    template = "floor(random() * 2147483647)::integer"
+    template = f"floor(random() * {SHUFFLE_KEYS})::integer"
 
     def as_sqlite(self, compiler, connection, **extra_context):
         return super().as_sql(
@@ -158,8 +161,8 @@ class Item(models.Model):
     in_pilot = models.BooleanField(default=False, help_text="In the lead's pilot sample.")
     shuffle = models.IntegerField(
         db_default=RandomKey(),
-        help_text="Random, fixed when the item is added: items with the same label count are "
-        "handed out in this order, so the order tells a volunteer nothing about counts.",
+        help_text="Random, fixed when the item is added: each claim hands out the first item "
+        "past a random point of this order, so the order tells a volunteer nothing about counts.",
     )
     agreement = models.FloatField(
         null=True,
@@ -176,8 +179,8 @@ class Item(models.Model):
             # first it may hand out (annotation.labeling.eligibility); final items are not in
             # the index.
             models.Index(
-                fields=["project", "label_count", "shuffle", "id"],
-                name="item_labelable",
+                fields=["project", "shuffle", "id"],
+                name="item_claim",
                 condition=models.Q(stage__in=["open", "labeling"]),
             ),
         ]

@@ -116,12 +116,14 @@ def world(request, project, personas):
     skipped = {}
     for name, codes in (("disputed", ["C.1", "C.1", "C.2"]), ("final", ["C.1", "C.1", "C.1"])):
         (item,) = items(project, 1)
+        hand_out(item, me)  # a skip is of an item handed out
         item_skip(item=item, volunteer=me)
         for who, code in zip(others, codes, strict=True):
             label(item, who, code)
         skipped[name] = item
     # final on fewer than k labels (an imported row with its Final_Label)
     (short,) = items(project, 1)
+    hand_out(short, me)
     item_skip(item=short, volunteer=me)
     label(short, others[0], "C.1")
     Item.objects.filter(pk=short.pk).update(stage=Stage.FINAL)
@@ -236,6 +238,7 @@ def test_the_stage_is_named_to_whom_may_see_it(world, personas, language):
     project, me, groups = world
     skip = asks(project)["skip (API)"][1]
     final = groups["other"][Stage.FINAL]
+    hand_out(groups["other"][Stage.CANDIDATE], personas["lead"])  # a skip is of an item handed out
     lead = undone(
         lambda: skip(client_in(personas["lead"], language), groups["other"][Stage.CANDIDATE])
     )

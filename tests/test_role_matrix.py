@@ -157,7 +157,8 @@ RULES: dict[str, Rule] = {
     "screening-decide": Rule("lead", method="post", kwargs="item"),
     "api-next-item": Rule("volunteer", method="post", kwargs="project"),
     "api-annotation": Rule("volunteer", method="put", kwargs="item"),
-    "api-skip": Rule("volunteer", method="post", kwargs="item"),
+    # a skip too is of an item handed out: the world's candidate is held by each
+    "api-skip": Rule("volunteer", method="post", kwargs="candidate"),
     "api-my-annotations": Rule("volunteer", kwargs="project"),
     "api-screening-next": Rule("volunteer", method="post", kwargs="project"),
     # a vote goes only on a candidate handed to the voter: the world's candidate is held by each
@@ -225,7 +226,7 @@ def finished_export(project, settings, tmp_path) -> int:
 
 
 def handed_candidate(project, people) -> int:
-    """A screening candidate reserved for each person who may vote (a vote needs the hand-out)."""
+    """A screening candidate reserved for each person (a vote or a skip needs the hand-out)."""
     from datetime import timedelta
 
     from django.utils import timezone

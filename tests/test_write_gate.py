@@ -533,8 +533,8 @@ WRITES: dict[tuple[str, str], Entry] = {
     ("api-annotation", "put"): Entry(
         "open_item", reserved(js({"node": "C.1", "summary": "Loss is NaN"})), Write.LABEL
     ),
-    ("label-skip", "post"): Entry("open_item", fixed(form(reason="Unclear")), Write.LABEL),
-    ("api-skip", "post"): Entry("open_item", fixed(js({"reason": "Unclear"})), Write.LABEL),
+    ("label-skip", "post"): Entry("open_item", reserved(form(reason="Unclear")), Write.LABEL),
+    ("api-skip", "post"): Entry("open_item", reserved(js({"reason": "Unclear"})), Write.LABEL),
     ("label-unskip", "post"): Entry("open_item", skipped(NONE), Write.LABEL),
     ("api-skip", "delete"): Entry("open_item", skipped(NONE), Write.LABEL),
     # screening

@@ -14,7 +14,17 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.db import connection, models, transaction
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+    Window,
+)
 from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -27,9 +37,11 @@ from annotation.labeling.eligibility import (
     LabelingRefused,
     Refusal,
     claim_query,
+    claim_start,
     conditions_for,
     item_refusal,
     labelable_for,
+    labeling_refused,
     room_query,
     who_labels,
 )
@@ -57,6 +69,10 @@ class NoneReason(models.TextChoices):
     QUOTA_REACHED = Refusal.QUOTA_REACHED.value, Refusal.QUOTA_REACHED.label
     ARCHIVED = Refusal.ARCHIVED.value, Refusal.ARCHIVED.label
     PILOT_RUNNING = Refusal.PILOT_RUNNING.value, Refusal.PILOT_RUNNING.label
+    HOLDING = (
+        "holding",
+        _("You already hold the items your labeling page needs; label or skip one of them first."),
+    )
     ALL_RESERVED = (
         "all_reserved",
         _(
@@ -98,6 +114,20 @@ def lock_first(queue: QuerySet[Item], lost: list[int]) -> Item | None:
     return queue.select_related("issue").select_for_update(skip_locked=True, of=("self",)).first()
 
 
+# The most items a volunteer holds at once in a project: what the labeling page needs, the item
+# on screen, the one it holds ready and one whose label is still on its way to the server. More
+# would let one volunteer hoard a project's last slots, or walk the queue without labeling.
+HOLD_MAX = 3
+
+
+@dataclass(frozen=True)
+class Held:
+    """The volunteer's live reservations in a project, on items they have not labeled yet."""
+
+    count: int
+    resume: tuple[int, datetime] | None  # (item, expiry) of the oldest not in hand, if any
+
+
 def _held_query(project: int, volunteer: int, now, stages: tuple[str, ...], **exclude: int):
     held = Reservation.objects.filter(
         volunteer_id=volunteer,
@@ -105,13 +135,17 @@ def _held_query(project: int, volunteer: int, now, stages: tuple[str, ...], **ex
         item__project_id=project,
         item__stage__in=stages,
     )
-    if exclude:
-        held = held.exclude(item_id__in=exclude.values())
     mine = Annotation.objects.filter(item=OuterRef("item"), volunteer_id=volunteer)
+    in_hand = (
+        ExpressionWrapper(Q(item_id__in=exclude.values()), output_field=BooleanField())
+        if exclude
+        else Value(False)
+    )
     return (
         held.exclude(Exists(mine))
-        .order_by("created_at", "pk")
-        .values_list("item_id", "expires_at")[:1]
+        .annotate(in_hand=in_hand, holding=Window(Count("pk")))
+        .order_by("in_hand", "created_at", "pk")
+        .values_list("item_id", "expires_at", "in_hand", "holding")[:1]
     )
 
 
@@ -119,19 +153,21 @@ def _held_query(project: int, volunteer: int, now, stages: tuple[str, ...], **ex
 _held_queries: dict[tuple, PreparedQuery] = {}
 
 
-def _held(
-    *, project: Project, volunteer, now, stages, exclude: Sequence[int] = ()
-) -> tuple[int, datetime] | None:
-    """(item id, expiry) of the volunteer's live reservation on an item of `project` still in
-    `stages`, not labeled by them and not in `exclude` (resume), or None. Ids only: on most
-    calls there is none, and this stays a cheap statement."""
+def _held(*, project: Project, volunteer, now, stages, exclude: Sequence[int] = ()) -> Held:
+    """How many live reservations the volunteer holds on items of `project` still in `stages`
+    and not labeled by them, and the oldest of those not in `exclude` (to resume). One cheap
+    statement: on most calls there is none."""
     stages = tuple(stages)
     key = (stages, len(exclude))
     query = _held_queries.get(key) or _held_queries.setdefault(
         key, PreparedQuery(partial(_held_query, stages=stages))
     )
     excluded = {f"exclude_{n}": item for n, item in enumerate(exclude)}
-    return query.first(project=project.pk, volunteer=volunteer.pk, now=now, **excluded)
+    row = query.first(project=project.pk, volunteer=volunteer.pk, now=now, **excluded)
+    if row is None:
+        return Held(0, None)
+    item_id, expires_at, in_hand, holding = row
+    return Held(holding, None if in_hand else (item_id, expires_at))
 
 
 def reservation_room(*, item: Item, volunteer, capacity: int, used: int, now) -> bool:
@@ -234,12 +270,17 @@ def next_item_claim(*, project: Project, volunteer, exclude: Sequence[int] = ())
     held = _held(
         project=project, volunteer=volunteer, now=now, stages=LABELABLE_STAGES, exclude=exclude
     )
-    if held is not None:
-        item_id, expires_at = held
+    if held.resume is not None:
+        item_id, expires_at = held.resume
         return Claim(Item.objects.select_related("issue").get(pk=item_id), expires_at=expires_at)
+    if held.count >= HOLD_MAX:
+        return Claim(None, NoneReason.HOLDING)
+    start = claim_start()
 
     def pick(lost: list[int]) -> Item | None:
-        return claim_query(who, now, lost).first()
+        # from a random point of the queue, then (nothing past it) from its beginning
+        item = claim_query(who, now, lost, start).first()
+        return item if item is not None or start == 0 else claim_query(who, now, lost, 0).first()
 
     def hold(item: Item) -> datetime | None:
         room = room_query(who, now, item.pk).statement()
@@ -275,16 +316,28 @@ def release(*, item: Item, volunteer) -> int:
     return deleted
 
 
+# The one condition a skip asks of the labeling rule: the item was handed to the volunteer.
+HANDED = frozenset({Refusal.NOT_HANDED})
+
+
 @transaction.atomic
 def item_skip(*, item: Item, volunteer, reason: str = "") -> tuple[Skip, bool]:
     """`volunteer` passes on `item`: never sent it again, its reservation released. A repeat
-    returns the first skip (created False) and records nothing. An item not open for labeling
-    is refused in words that name its stage only to whom may see it (blindness.refusal_seen)."""
+    returns the first skip (created False) and records nothing. Only an item handed to them
+    (as a label needs), so trying item ids tells nothing of which are still being labeled; one
+    no longer open for labeling is refused in words that name its stage only to whom may see it
+    (blindness.refusal_seen)."""
     gate(volunteer, item.project, Write.LABEL)
     reason = " ".join((reason or "").split())[:300]
     skip = Skip.objects.filter(item=item, volunteer=volunteer).first()
     if skip is not None:
         return skip, False
+    who = who_labels(project=item.project, volunteer=volunteer)
+    handed = not who.reserving or not item_refusal(
+        who, timezone.now(), item.pk, handed=True, only=HANDED
+    )
+    if not handed:
+        raise LabelingRefused(Refusal.NOT_HANDED, item.project)
     if item.stage not in LABELABLE_STAGES:
         precise = gettext(
             "This item is %(stage)s, not open for labeling; there is nothing to skip."
@@ -322,13 +375,10 @@ def skip_undo(*, item: Item, volunteer) -> Claim:
     now = timezone.now()
     refusal = item_refusal(who_labels(project=item.project, volunteer=volunteer), now, item.pk)
     if refusal is not None:  # the skip's delete is rolled back
-        refused = LabelingRefused(refusal, item.project)
-        if refusal in (Refusal.FULL, Refusal.CLOSED):  # the item's labels or stage
-            role = user_role(volunteer, item.project)
-            refused.message = refusal_seen(
-                item, item.project, role, refused.message, BlindRefusal.CLOSED
-            )
-        raise refused
+        raise labeling_refused(refusal, item, volunteer)
+    held = _held(project=item.project, volunteer=volunteer, now=now, stages=LABELABLE_STAGES)
+    if held.count >= HOLD_MAX:  # taking skips back must not hoard items either
+        raise Conflict(str(NoneReason.HOLDING.label))
     minutes = item.project.reservation_minutes
     expires_at = reserve(item=item, volunteer=volunteer, now=now, minutes=minutes)
     audit_record(

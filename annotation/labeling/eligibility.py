@@ -8,17 +8,23 @@ The conditions, in the order a refusal names them:
 - archived: nothing is labeled in an archived project (it is read only);
 - pilot: while the lead runs a pilot only the lead labels, and only pilot items;
 - quota: the volunteer has given fewer labels than the project's quota;
-- full / closed: the item is short of k labels, and open for labeling;
 - labeled / skipped: not already labeled (an edit of one's own label is not a new label) or
   skipped by this volunteer;
 - handed (submit only, when the project reserves items): the item was handed to this volunteer
   by "next item" (their reservation, even if it has since expired);
+- full / closed: the item is short of k labels, and open for labeling;
 - room: its labels plus other volunteers' live reservations are short of k, so a volunteer is
   never sent, and never fills, a slot held for someone else.
+
+The order is the blindness rule's as much as the labeling rule's: what the volunteer did
+themselves comes first, then whether the item was handed to them, and only then the item's own
+state, so a label sent for an item never handed out is refused alike whatever its stage; and the
+item's state is worded by annotation.blindness (labeling_refused).
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -43,11 +49,12 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from rest_framework import status
 
-from annotation.access import has_role
+from annotation.access import has_role, user_role
 from annotation.blindness import BlindRefusal, refusal_seen
 from annotation.gate import ARCHIVED as ARCHIVED_TEXT
 from annotation.models import (
     LABELABLE_STAGES,
+    SHUFFLE_KEYS,
     Annotation,
     Item,
     PilotStatus,
@@ -84,8 +91,8 @@ class Refusal(models.TextChoices):
     NO_ROOM = (
         "no_room",
         _(
-            "Your hold on this item expired and its last labels are now held by other "
-            "volunteers; ask for the next item."
+            "Your hold on this item expired and it is no longer yours to label; ask for the "
+            "next item."
         ),
     )
 
@@ -103,6 +110,23 @@ class LabelingRefused(Conflict):
         if refusal in FORBIDDEN:
             self.http_status = status.HTTP_403_FORBIDDEN
         super().__init__(str(refusal.label).format(k=project.overlap_k))
+
+
+# Refusals about the item's own labels or stage, not about what the volunteer did.
+ABOUT_THE_ITEM = (Refusal.FULL, Refusal.CLOSED)
+
+
+def labeling_refused(refusal: Refusal, item: Item, volunteer) -> LabelingRefused:
+    """The refusal `volunteer` is given for `item` (in item.project): a refusal about the item's
+    labels or stage in the blindness rule's words (blindness.refusal_seen), which name them only
+    to whom may see its stage."""
+    refused = LabelingRefused(refusal, item.project)
+    if refusal in ABOUT_THE_ITEM:
+        role = user_role(volunteer, item.project)
+        refused.message = refusal_seen(
+            item, item.project, role, refused.message, BlindRefusal.CLOSED
+        )
+    return refused
 
 
 @dataclass(frozen=True)
@@ -213,8 +237,6 @@ def conditions_for(
     if who.under_quota is not None:
         conditions.append(Condition(Refusal.QUOTA_REACHED, who.under_quota))
     conditions += [
-        Condition(Refusal.FULL, lambda: Q(label_count__lt=who.k)),
-        Condition(Refusal.CLOSED, lambda: Q(stage__in=LABELABLE_STAGES)),
         Condition(Refusal.LABELED, lambda: ~Q(Exists(Annotation.objects.filter(mine)))),
         Condition(Refusal.SKIPPED, lambda: ~Q(Exists(Skip.objects.filter(mine)))),
     ]
@@ -222,6 +244,10 @@ def conditions_for(
         conditions.append(
             Condition(Refusal.NOT_HANDED, lambda: Q(Exists(Reservation.objects.filter(mine))))
         )
+    conditions += [
+        Condition(Refusal.FULL, lambda: Q(label_count__lt=who.k)),
+        Condition(Refusal.CLOSED, lambda: Q(stage__in=LABELABLE_STAGES)),
+    ]
     if room:
         conditions.append(Condition(Refusal.NO_ROOM, lambda: _room(who, now)))
     return conditions
@@ -292,7 +318,7 @@ def _check_query(
     """One boolean per checked condition (those that hold for every item left out)."""
     return rule_query(
         ("check", handed, only),
-        lambda who, now, item_id, lost: _flags(_checked(who, now, handed, only), item_id),
+        lambda who, now, item_id, lost, start: _flags(_checked(who, now, handed, only), item_id),
         who=who,
         now=now,
         item_id=item_id,
@@ -315,26 +341,36 @@ def _flags(conditions: list[Condition], item_id: int) -> QuerySet:
     )
 
 
-def claim_query(who: Who, now: datetime, lost: list[int]) -> BoundQuery:
-    """The claim: lock the first item of the volunteer's queue (not one in `lost`), skipping
-    rows other claims hold; the item with its issue, or nothing."""
+def claim_query(who: Who, now: datetime, lost: list[int], start: int) -> BoundQuery:
+    """The claim: lock the first item of the volunteer's queue from `start` on (not one in
+    `lost`), skipping rows other claims hold; the item with its issue, or nothing."""
 
-    def build(who: Who, now: datetime, item_id: int, lost: list[int]) -> QuerySet:
-        queue = labeling_queue(conditions_for(who, now), who.project_id)
+    def build(who: Who, now: datetime, item_id: int, lost: list[int], start: int) -> QuerySet:
+        queue = labeling_queue(conditions_for(who, now), who.project_id, start)
         if lost:
             queue = queue.exclude(pk__in=lost)
         locked = queue.select_for_update(skip_locked=True, of=("self",))
         return locked.select_related("issue")[:1]
 
-    return rule_query(("claim",), build, who=who, now=now, lost=lost)
+    return rule_query(("claim",), build, who=who, now=now, lost=lost, start=start)
 
 
-def labeling_queue(conditions: list[Condition], project_id: int) -> QuerySet[Item]:
-    """The items meeting the rule's `conditions`, in the order they are handed out: fewest
-    labels first, then in the item's random `shuffle` order (by id, a volunteer skipping through
-    the queue could read every item's count). The partial index item_labelable gives that order,
-    so the claim reads the first rows of the index instead of sorting."""
-    return items_meeting(conditions, project_id).order_by("label_count", "shuffle", "pk")
+def claim_start() -> int:
+    """Where a claim starts reading the queue: a point drawn anew for every claim."""
+    return secrets.randbelow(SHUFFLE_KEYS)
+
+
+def labeling_queue(conditions: list[Condition], project_id: int, start: int) -> QuerySet[Item]:
+    """The items meeting the rule's `conditions` from `start` on, in the order of their random
+    `shuffle` keys. Each claim starts at a point of its own (claim_start) and, finding nothing
+    past it, from 0: the item handed out is a random one of those the volunteer may label, so
+    neither which item comes nor the order of many claims tells anything of the items' label
+    counts (an order by count, however shuffled within a count, gives counts away to a volunteer
+    who walks it twice). Items still fill evenly: every claim is as likely to land on any item.
+    The partial index item_claim gives that order, so the claim reads a few rows of the index
+    instead of sorting."""
+    items = items_meeting(conditions, project_id)
+    return items.filter(shuffle__gte=start).order_by("shuffle", "pk")
 
 
 # Django takes ~4 ms to compile the claim's query and ~2 ms the submit's check; PostgreSQL runs
@@ -363,23 +399,25 @@ class BoundQuery:
 
 def rule_query(
     shape: tuple,
-    build: Callable[[Who, datetime, int, list[int]], QuerySet],
+    build: Callable[[Who, datetime, int, list[int], int], QuerySet],
     *,
     who: Who,
     now: datetime,
     item_id: int = 0,
     lost: list[int] | None = None,
+    start: int = 0,
 ) -> BoundQuery:
-    """`build(who, now, item_id, lost)` as a query compiled once per shape of the rule."""
+    """`build(who, now, item_id, lost, start)` as a query compiled once per shape of the
+    rule."""
     lost = lost or []
     key = (shape, who.pilot, who.under_quota, who.reserving, who.archived, len(lost))
     query = _rule_queries.get(key)
     if query is None:
         shape_of = who  # what the statement's shape depends on; the ids and k are bound
 
-        def bound(project, volunteer, k, item, now, **passed):
+        def bound(project, volunteer, k, item, now, start, **passed):
             who = replace(shape_of, project_id=project, volunteer_id=volunteer, k=k)
-            return build(who, now, item, list(passed.values()))
+            return build(who, now, item, list(passed.values()), start)
 
         # a shape may leave values out (no item in the claim, no time in some checks)
         query = _rule_queries.setdefault(key, PreparedQuery(bound, strict=False))
@@ -389,6 +427,7 @@ def rule_query(
         "k": who.k,
         "item": item_id,
         "now": now,
+        "start": start,
         **{f"lost_{n}": item for n, item in enumerate(lost)},
     }
     return BoundQuery(query, values)

@@ -13,7 +13,11 @@ from django.utils.translation import gettext as _
 from annotation.access import no_such_item
 from annotation.audit import audit_record
 from annotation.gate import Write, gate
-from annotation.labeling.eligibility import LabelingRefused, edit_refusal, labeling_refusal
+from annotation.labeling.eligibility import (
+    edit_refusal,
+    labeling_refusal,
+    labeling_refused,
+)
 from annotation.labeling.selectors import own_annotation
 from annotation.lifecycle import item_settle
 from annotation.models import Action, Annotation, Item, PilotStatus, Project, Reservation
@@ -155,7 +159,7 @@ def annotation_submit(
             return created, True
         mine = own_annotation(item=item, volunteer=volunteer)
         if mine is None:
-            raise LabelingRefused(refusal, project)
+            raise labeling_refused(refusal, item, volunteer)
         mine.item = item
         if mine.node_id == node.pk and mine.summary == summary:
             return mine, False

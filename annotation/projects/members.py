@@ -25,6 +25,7 @@ from annotation.gate import OPERATOR, Write, WriteForbidden, gate, write_refusal
 from annotation.models import Action, Annotation, Invitation, Membership, Project, Role
 from annotation.projects.importers import ImportFailed, is_placeholder
 from concord.errors import ConcordError, Conflict, NotFound, RowError
+from concord.usernames import username_looks_taken
 
 INVITATION_DAYS = 7
 INVITATION_MAX_DAYS = 90
@@ -227,6 +228,13 @@ def _bulk_one(project: Project, username: str, email: str, role: str) -> Added:
     if taken is not None:
         member = project.memberships.filter(user=taken).exists()
         return Added(username, "", None, Outcome.ALREADY_MEMBER if member else Outcome.NOT_CREATED)
+    if username_looks_taken(stored_as):  # as the sign-up form: nobody passes for somebody else
+        return Added(username, "", None, Outcome.NOT_CREATED)
+    if email and users.filter(email__iexact=email).exists():
+        # Someone's address: an account named and mailed as them, with a password the admin
+        # knows, would pass for them. They join through an invitation, like any existing
+        # account (and the answer is the one a taken name gets).
+        return Added(username, "", None, Outcome.NOT_CREATED)
     password = secrets.token_urlsafe(9)
     user = users.create_user(username=username, email=email, password=password)
     Membership.objects.create(project=project, user=user, role=Role(role))

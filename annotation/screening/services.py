@@ -26,6 +26,7 @@ from annotation.labeling.assignment import (
     reservation_room,
     reserve,
 )
+from annotation.labeling.eligibility import claim_start
 from annotation.lifecycle import item_move
 from annotation.models import (
     Action,
@@ -52,8 +53,10 @@ def _votes_on_outer_item() -> Coalesce:
     )
 
 
-def _to_screen(*, project: Project, volunteer, now) -> QuerySet[Item]:
-    """Candidates `volunteer` has not voted on with a slot left, fewest votes first."""
+def _to_screen(*, project: Project, volunteer, now, start: int) -> QuerySet[Item]:
+    """Candidates `volunteer` has not voted on with a slot left, from `start` on in their random
+    `shuffle` order: a random one per claim, so the order tells nothing of others' votes (as
+    eligibility.labeling_queue for labels)."""
     others = Reservation.objects.filter(item=OuterRef("pk"), expires_at__gt=now).exclude(
         volunteer=volunteer
     )
@@ -68,8 +71,8 @@ def _to_screen(*, project: Project, volunteer, now) -> QuerySet[Item]:
         Item.objects.filter(project=project, stage=Stage.CANDIDATE)
         .exclude(Exists(ScreeningVote.objects.filter(item=OuterRef("pk"), volunteer=volunteer)))
         .alias(votes=_votes_on_outer_item(), reserved=reserved)
-        .filter(votes__lt=project.screening_votes - F("reserved"))
-        .order_by("votes", "shuffle", "pk")  # not by id: the order would tell vote counts
+        .filter(votes__lt=project.screening_votes - F("reserved"), shuffle__gte=start)
+        .order_by("shuffle", "pk")
     )
 
 
@@ -105,12 +108,19 @@ def screening_next_claim(*, project: Project, volunteer) -> Claim:
             return None
         return reserve(item=item, volunteer=volunteer, now=now, minutes=project.reservation_minutes)
 
-    claimed = claim_next(
-        pick=lambda lost: lock_first(
-            _to_screen(project=project, volunteer=volunteer, now=now), lost
-        ),
-        hold=hold,
-    )
+    start = claim_start()
+
+    def pick(lost: list[int]) -> Item | None:
+        # from a random point of the candidates, then (nothing past it) from their beginning
+        for at in (start, 0):
+            item = lock_first(
+                _to_screen(project=project, volunteer=volunteer, now=now, start=at), lost
+            )
+            if item is not None:
+                return item
+        return None
+
+    claimed = claim_next(pick=pick, hold=hold)
     if claimed is not None:
         item, expires_at = claimed
         return Claim(item, expires_at=expires_at)

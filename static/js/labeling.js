@@ -396,7 +396,9 @@
     fetching = api("POST", cfg.nextUrl, { exclude: inHand() }).then(function (r) {
       fetching = null;
       if (r.status === 200 && inHand().indexOf(r.body.id) === -1) { ready.push(recFromPayload(r.body)); }
-      if (r.status === 204) { exhausted = true; }
+      // "holding": the server hands out nothing more while this page holds its most (the item
+      // on screen, one ready, one label on its way); ask again once a label has landed.
+      if (r.status === 204 && r.reason !== "holding") { exhausted = true; }
     }, function () { fetching = null; });
     return fetching;
   }
@@ -458,8 +460,14 @@
       if (ready.length) { go(ready.shift()); return; }
       var waits = Object.keys(pending).map(function (id) { return pending[id]; });
       Promise.all(waits).then(function () {
+        if (current) { return; }
+        // The labels have landed: ask once more, unless the server said nothing is left.
+        return exhausted ? null : Promise.resolve(fetching || prefetch());
+      }).then(function () {
+        if (current) { return; }
+        if (ready.length) { go(ready.shift()); return; }
         // Nothing more to hand out (or no answer): the server's page says why.
-        if (!current) { window.location.assign(cfg.emptyUrl); }
+        window.location.assign(cfg.emptyUrl);
       });
     });
   }

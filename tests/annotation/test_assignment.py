@@ -4,6 +4,7 @@ on PostgreSQL)."""
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections import Counter
@@ -14,10 +15,18 @@ from django.db import connection, connections, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.labeling.assignment import NoneReason, item_skip, next_item, next_item_claim
+from annotation.labeling import assignment
+from annotation.labeling.assignment import (
+    HOLD_MAX,
+    NoneReason,
+    item_skip,
+    next_item,
+    next_item_claim,
+)
 from annotation.labeling.eligibility import LabelingRefused, Refusal
 from annotation.labeling.services import annotation_submit
 from annotation.models import (
+    SHUFFLE_KEYS,
     Action,
     Annotation,
     AuditEvent,
@@ -26,6 +35,7 @@ from annotation.models import (
     Project,
     Reservation,
     Role,
+    Skip,
     Stage,
 )
 from concord.errors import Conflict
@@ -34,17 +44,62 @@ from tests.conftest import load_study_taxonomy, needs_postgres
 from tests.factories import ProjectFactory
 
 
-def test_fewest_labels_first_then_oldest(project, personas):
-    a, b, c = items(project, 3)
-    label(a, personas["volunteer_b"])
-    Item.objects.filter(pk=c.pk).update(label_count=0)
-    got = next_item(project=project, volunteer=personas["volunteer_a"])
-    assert got in (b, c)  # b and c have no labels; a already has one
+def walk(project, me, starts: list[int], monkeypatch) -> list[int]:
+    """The attacker's walk: ask for the next item, skip it, again, until nothing is left; the
+    items in the order they came. Then the walk is undone (skips and holds dropped) so it can be
+    walked again. `starts`: the random points the claims draw (claim_start), one per claim."""
+    monkeypatch.setattr(assignment, "claim_start", iter(starts).__next__)
+    handed = []
+    while (item := next_item(project=project, volunteer=me)) is not None:
+        handed.append(item.pk)
+        item_skip(item=item, volunteer=me)
+    Skip.objects.filter(volunteer=me).delete()
+    Reservation.objects.filter(volunteer=me).delete()
+    return handed
+
+
+def test_the_order_tells_nothing_of_label_counts(project, personas, monkeypatch):
+    """Walked as an attacker would, any number of times: which item comes next depends only on
+    the claim's own random draw, never on how many labels others gave. The same draws give the
+    same walk before and after others label half the items (under "fewest labels first", however
+    shuffled within a count, the labeled half would come last and give its counts away)."""
+    waiting = items(project, 12)
+    me, others = personas["volunteer_a"], [personas["volunteer_b"], personas["lead"]]
+    starts = [random.randrange(SHUFFLE_KEYS) for _ in range(len(waiting) + 1)]
+    before = walk(project, me, starts, monkeypatch)
+    for item in waiting[::2]:
+        for other in others:  # two labels of k = 3: still open to me
+            label(item, other)
+    after = walk(project, me, starts, monkeypatch)
+    assert sorted(before) == sorted(i.pk for i in waiting)
+    assert after == before
+    # each claim draws its own point: not simply the items' fixed order (1 in 12! that it is)
+    by_key = Item.objects.filter(project=project).order_by("shuffle", "pk")
+    assert before != list(by_key.values_list("pk", flat=True))
+
+
+def test_a_volunteer_holds_no_more_than_the_page_needs(project, personas):
+    """Asking with `exclude` (the items in hand) hands out at most HOLD_MAX items at once: the
+    one on screen, the one held ready, one whose label is on its way. More would let a volunteer
+    walk the queue without labeling, or hoard a k = 1 project's every item."""
+    Project.objects.filter(pk=project.pk).update(overlap_k=1)
+    project.refresh_from_db()
+    items(project, 10)
+    me, other = personas["volunteer_a"], personas["volunteer_b"]
+    held: list[int] = []
+    for _ in range(HOLD_MAX):
+        held.append(next_item_claim(project=project, volunteer=me, exclude=held).item.pk)
+    refused = next_item_claim(project=project, volunteer=me, exclude=held)
+    assert (refused.item, refused.reason) == (None, NoneReason.HOLDING)
+    assert Reservation.objects.filter(volunteer=me).count() == HOLD_MAX
+    assert next_item(project=project, volunteer=other).pk not in held  # the rest is still free
+    label(Item.objects.get(pk=held[0]), me)  # a label landing frees a place
+    assert next_item_claim(project=project, volunteer=me, exclude=held).item is not None
 
 
 def test_within_a_label_count_the_order_is_random_not_by_id(project, personas):
     """Skipping through the queue must not let a volunteer read labels counts off the order:
-    items with the same count come in a random order fixed when they were added."""
+    each claim starts at a random point of the items' random order."""
     waiting = items(project, 30)
     me = personas["volunteer_a"]
     handed = []
@@ -69,6 +124,7 @@ def test_never_an_item_i_labeled_or_skipped(project, personas):
     a, b, c = items(project, 3)
     me = personas["volunteer_a"]
     label(a, me)
+    hand_out(b, me)
     item_skip(item=b, volunteer=me, reason="not in English")
     assert next_item(project=project, volunteer=me) == c
     label(c, me)
@@ -164,13 +220,13 @@ def test_pilot_gives_volunteers_nothing_and_the_lead_only_pilot_items(project, p
     assert annotation.is_pilot
     assert next_item_claim(project=project, volunteer=lead).reason == NoneReason.NOTHING_LEFT
 
-    # After the pilot, the pilot item is an ordinary item already carrying the lead's label.
+    # After the pilot, the pilot item is an ordinary item already carrying the lead's label: its
+    # one slot left and the ordinary item's two go to three volunteers, in whatever order.
     project.pilot_status = PilotStatus.CLOSED
     project.save()
-    assert next_item(project=project, volunteer=personas["volunteer_a"]) == ordinary
-    assert next_item(project=project, volunteer=personas["volunteer_b"]) == ordinary
-    # The ordinary item's two slots are held now, so the next volunteer gets the pilot item.
-    assert next_item(project=project, volunteer=personas["admin"]) == pilot
+    people = [personas["volunteer_a"], personas["volunteer_b"], personas["admin"]]
+    handed = Counter(next_item(project=project, volunteer=p) for p in people)
+    assert handed == {ordinary: 2, pilot: 1}
     assert next_item_claim(project=project, volunteer=lead).reason == NoneReason.ALL_RESERVED
 
 
@@ -188,23 +244,28 @@ def test_skip_is_idempotent_releases_and_is_audited(project, personas):
 
 def test_skipping_an_item_out_of_labeling_is_a_conflict(project, personas):
     (item,) = items(project, 1, stage=Stage.FINAL)
+    me = personas["volunteer_a"]
+    with pytest.raises(Conflict, match="not handed to you"):  # an item never handed out
+        item_skip(item=item, volunteer=me, reason="x")
+    hand_out(item, me)  # handed out, then finished meanwhile
     with pytest.raises(Conflict, match="nothing to skip"):
-        item_skip(item=item, volunteer=personas["volunteer_a"], reason="x")
+        item_skip(item=item, volunteer=me, reason="x")
 
 
 def test_claim_is_one_query_plan_that_uses_the_partial_index(project, personas):
-    """The claim must not sort every labelable item: the partial index gives the order."""
+    """The claim must not sort every labelable item: the partial index gives the order from the
+    claim's random point on."""
     needs_postgres(connection)
     items(project, 30)
     from annotation.labeling.eligibility import claim_query, who_labels
 
     who = who_labels(project=project, volunteer=personas["volunteer_a"])
-    sql, params = claim_query(who, timezone.now(), lost=[]).statement()
+    sql, params = claim_query(who, timezone.now(), lost=[], start=2**30).statement()
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "item_labelable" in plan
+    assert "item_claim" in plan
     assert "Sort" not in plan.split("SubPlan")[0]
 
 

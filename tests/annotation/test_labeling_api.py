@@ -111,7 +111,13 @@ def test_full_item_is_409(api, personas, project):
     label(item, personas["volunteer_b"])
     label(item, personas["lead"], code="C.2")
     url = f"/api/projects/{project.slug}/items/{item.pk}/annotation/"
-    response = as_user(api, personas["volunteer_a"]).put(url, {"node": "C.1"}, format="json")
+    me = as_user(api, personas["volunteer_a"])
+    # never handed to me: refused as such, whatever the item's state (blindness: no stage told)
+    never = me.put(url, {"node": "C.1"}, format="json")
+    assert never.status_code == 403
+    assert "not handed to you" in never.json()["detail"]
+    hand_out(item, personas["volunteer_a"])  # my hold, lapsed while the others filled it
+    response = me.put(url, {"node": "C.1"}, format="json")
     assert response.status_code == 409
     assert "already has its 2 labels" in response.json()["detail"]
 
@@ -135,6 +141,7 @@ def test_skip_and_my_annotations(api, personas, project):
     a, b = items(project, 2)
     me = personas["volunteer_a"]
     as_user(api, me)
+    hand_out(a, me)
     first = api.post(f"/api/projects/{project.slug}/items/{a.pk}/skip/", {"reason": "spam"})
     again = api.post(f"/api/projects/{project.slug}/items/{a.pk}/skip/", {"reason": "spam"})
     assert (first.status_code, again.status_code) == (201, 200)

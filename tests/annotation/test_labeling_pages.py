@@ -8,6 +8,7 @@ import re
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from annotation.labeling.services import annotation_submit
 from annotation.models import Annotation, Item, PilotStatus, Reservation, ScreeningVote, Skip, Stage
@@ -170,7 +171,7 @@ def test_an_item_finished_while_i_was_labeling_it_is_a_clear_conflict(client, pe
     (item,) = items(project, 1)
     as_user(client, personas["volunteer_a"])
     client.get(f"/projects/{project.slug}/label/")
-    Reservation.objects.filter(item=item).delete()  # as if it had expired
+    Reservation.objects.filter(item=item).update(expires_at=timezone.now())  # lapsed
     for other in volunteers(project, 3, prefix="quick"):
         label(item, other, code="C.1")
     item.refresh_from_db()
@@ -228,6 +229,7 @@ def test_item_page_is_only_for_items_i_hold_or_labeled_others_lead_on(client, pe
 def test_skip_asks_for_the_next_item(client, personas, project):
     first, second = items(project, 2)
     as_user(client, personas["volunteer_a"])
+    hand_out(first, personas["volunteer_a"])
     response = client.post(
         f"/projects/{project.slug}/items/{first.pk}/skip/", {"reason": "not English"}
     )

@@ -111,6 +111,7 @@ def test_progress_and_empty_state_follow_the_same_rule(project, me, personas):
     """What waits for me is what the claim can hand me: not skipped, not labeled by me, not
     complete; held by others still counts as waiting (the empty state says so)."""
     skipped, held_by_other, free = items(project, 3)
+    hand_out(skipped, me)
     item_skip(item=skipped, volunteer=me)
     for v in volunteers(project, 3, prefix="holder"):
         hand_out(held_by_other, v)  # all k slots held by others

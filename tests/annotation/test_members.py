@@ -292,3 +292,31 @@ def test_password_reset_by_email(client, settings, db, eager_tasks):
     assert done.status_code == 302
     user.refresh_from_db()
     assert user.check_password("brand-new-phrase")
+
+
+def test_bulk_add_plants_no_account_in_someone_elses_name_or_address(personas, project):
+    """A line that looks like a taken name, or that is an address an account has, makes no
+    account: one named and mailed as that person, with a password the admin knows, would pass
+    for them. The answer is a taken name's: nothing more about the account."""
+    UserFactory(username="wang-lei", email="wang.lei@example.org")
+    api = APIClient()
+    api.force_authenticate(personas["admin"])
+    look_alike = "w\u0430ng-lei"  # a Cyrillic a
+    url = f"/api/projects/{project.slug}/members/"
+    outcomes = {}
+    for lines in (
+        ["wang.lei@example.org", look_alike, "new.person@example.org"],
+        ["WANG.LEI@example.org"],
+    ):
+        answer = api.post(url, {"people": lines, "role": "volunteer"}, format="json")
+        assert answer.status_code == 201
+        outcomes |= {row["username"]: row["outcome"] for row in answer.json()}
+    assert outcomes == {
+        "wang.lei@example.org": "not_created",
+        "WANG.LEI@example.org": "not_created",
+        look_alike: "not_created",
+        "new.person@example.org": "created",
+    }
+    users = get_user_model().objects
+    assert users.filter(email__iexact="wang.lei@example.org").count() == 1
+    assert not users.filter(username=look_alike).exists()

@@ -112,9 +112,9 @@ def test_a_project_curates_its_own_nodes_only(client, personas, project):
     the same taxonomy is refused, and so is everyone once the project is archived."""
     node = own_node(project)
     client.force_login(personas["outsider"])
-    assert (
-        client.post(f"/taxonomy-admin/nodes/{node.pk}/retire/", {"retire": "1"}).status_code == 403
-    )
+    refused = client.post(f"/taxonomy-admin/nodes/{node.pk}/retire/", {"retire": "1"})
+    assert refused.status_code == 403
+    assert project.name not in refused.content.decode()  # not even its name, to an outsider
     node.refresh_from_db()
     assert node.retired_at is None
 
