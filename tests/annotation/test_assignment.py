@@ -323,11 +323,7 @@ def test_twenty_volunteers_label_at_once_without_passing_k():
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=work, args=(u,)) for u in people]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
+    at_once(work, people, timeout=120)
     assert errors == []
     assert overbooked == []
     stored = set(Annotation.objects.filter(item__project=project).values_list("item", "volunteer"))
@@ -388,6 +384,15 @@ def test_a_submit_waits_for_nothing_but_its_own_item():
     assert Annotation.objects.filter(item__project=project).count() == 2
 
 
+def at_once(work, each: list, *, timeout: float) -> None:
+    """`work(x)` for every x of `each`, each in a thread of its own, all started at once."""
+    threads = [threading.Thread(target=work, args=(x,)) for x in each]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout)
+
+
 def _waiting(threads: list[threading.Thread], n: int) -> None:
     """Until `n` sessions wait for a lock (an advisory lock, or a row another holds) or the
     threads have ended; fail after 10 s."""
@@ -440,11 +445,7 @@ def test_a_quota_holds_for_submits_at_once():
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=submit, args=(item,)) for item in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
+    at_once(submit, targets, timeout=60)
     assert errors == []
     assert len(stored) == 2
     assert refused == [Refusal.QUOTA_REACHED] * 4
