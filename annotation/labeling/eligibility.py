@@ -366,7 +366,8 @@ def labeling_queue(conditions: list[Condition], project_id: int, start: int) -> 
     past it, from 0: the item handed out is a random one of those the volunteer may label, so
     neither which item comes nor the order of many claims tells anything of the items' label
     counts (an order by count, however shuffled within a count, gives counts away to a volunteer
-    who walks it twice). Items still fill evenly: every claim is as likely to land on any item.
+    who walks it twice). An item's chance is the gap of random keys before it: its own draw,
+    never its labels (not a uniform draw, which would mean sorting every item on each claim).
     The partial index item_claim gives that order, so the claim reads a few rows of the index
     instead of sorting."""
     items = items_meeting(conditions, project_id)

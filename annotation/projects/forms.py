@@ -127,13 +127,10 @@ class SignUpForm(UserCreationForm):
     def clean_username(self):
         username = super().clean_username()  # None when the name is taken (ignoring case)
         if username and username_looks_taken(username):
-            raise ValidationError(
-                _(
-                    "A user with a name that looks like this one already exists. Choose a name"
-                    " that looks clearly different."
-                ),
-                code="confusable",
-            )
+            # in a taken name's words: whether the name is taken or only looks like one that
+            # is, is no more than Django's own refusal tells
+            taken = get_user_model()._meta.get_field("username").error_messages["unique"]
+            raise ValidationError(taken, code="unique")
         return username
 
 
