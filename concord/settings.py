@@ -108,6 +108,20 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "concord.postgresql"
+# SQLite (the embedded default, `make run`): runserver answers on threads, and after Enter the
+# labeling page sends the label and asks for the next item at once, two writers. With SQLite's
+# defaults about one save in four failed ("database is locked"): a transaction that starts as a
+# reader cannot wait to become the writer. So: WAL (readers never block the writer, nor it them),
+# write transactions that take the lock when they begin (then they can wait for it), and a busy
+# timeout to wait with. synchronous=NORMAL is WAL's usual pairing (no corruption on a crash).
+# tests/browser/test_demo_sqlite.py labels on the demo as `make run` serves it.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "timeout": 20,  # seconds a writer waits for the lock before "database is locked"
+        **DATABASES["default"].get("OPTIONS", {}),
+    }
 # The labeling path's statements are prepared on each PostgreSQL connection (concord.prepared);
 # turn it off behind a pooler that shares connections per transaction (pgbouncer's default).
 DB_SERVER_PREPARED = env.bool("DB_SERVER_PREPARED", default=True)
