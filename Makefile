@@ -22,7 +22,15 @@ MO := $(PO:.po=.mo)
 %.mo: %.po $(STAMP)
 	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore='.venv/*' --ignore='var/*'
 
-setup: $(STAMP) $(MO)
+## This checkout's SECRET_KEY, so `.venv/bin/python manage.py …` runs as printed without DEBUG=1:
+## written once to var/dev-secret-key (under CONCORD_VAR_DIR if set; git-ignored), never over an
+## existing file. SECRET_KEY from the environment or .env wins; production must set it.
+LOCAL_SECRET_KEY := $(or $(CONCORD_VAR_DIR),var)/dev-secret-key
+$(LOCAL_SECRET_KEY): | $(STAMP)
+	mkdir -p $(@D)
+	$(BIN)/python -c 'import os, secrets, sys; fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600); os.write(fd, secrets.token_urlsafe(50).encode())' $@
+
+setup: $(STAMP) $(MO) $(LOCAL_SECRET_KEY)
 
 ## First command: install, migrate, load the study taxonomy and demo project, serve on :8000.
 run: setup

@@ -32,17 +32,34 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 RUNNING_TESTS = "pytest" in sys.modules
 
 
-def _dev_only_secret() -> str:
-    """A per-checkout key for DEBUG and tests; production must set SECRET_KEY itself."""
-    if not (DEBUG or RUNNING_TESTS):
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off (see .env.example).")
-    path = VAR_DIR / "dev-secret-key"
+# This checkout's own key, for when the environment names none: `make setup` writes it once (never
+# over an existing file), DEBUG and tests make it if missing. A start with DEBUG off and neither is
+# refused: production sets SECRET_KEY (docker-compose.yml keeps CONCORD_VAR_DIR on its own volume).
+LOCAL_SECRET_KEY_FILE = VAR_DIR / "dev-secret-key"
+
+
+def _local_secret() -> str:
+    path = LOCAL_SECRET_KEY_FILE
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(50))
-    return path.read_text().strip()
+        if not (DEBUG or RUNNING_TESTS):
+            raise ImproperlyConfigured(
+                "SECRET_KEY must be set when DEBUG is off (see .env.example); "
+                f"on a local checkout `make setup` writes one to {path}."
+            )
+        try:  # as the Makefile writes it: owner-only, never over a key already there
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as new:
+                new.write(secrets.token_urlsafe(50))
+    key = path.read_text().strip()
+    if not key:
+        raise ImproperlyConfigured(f"{path} is empty: delete it and run `make setup` again.")
+    return key
 
 
-SECRET_KEY = env("SECRET_KEY", default="") or _dev_only_secret()
+SECRET_KEY = env("SECRET_KEY", default="") or _local_secret()
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,6 +62,81 @@ def test_no_secret_key_outside_debug_is_refused(tmp_path):
     assert result.returncode != 0
     assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
     assert not (tmp_path / "dev-secret-key").exists()
+
+
+def run_manage(var_dir, *args, **env):
+    """manage.py as the README prints it: no DEBUG, no SECRET_KEY, nothing but the environment."""
+    unset = {"DEBUG", "SECRET_KEY", "DATABASE_URL", "REDIS_URL", "CACHE_URL", "HTTPS"}
+    clean = {k: v for k, v in os.environ.items() if k not in unset}
+    clean.update(CONCORD_VAR_DIR=str(var_dir), **env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_make_setup_writes_a_key_once_and_manage_py_then_runs_without_debug(tmp_path):
+    """`make setup` writes this checkout's key (the rule `make run` and `make test` also reach);
+    with it `manage.py check` and a command from the README's table run as printed, with DEBUG
+    off; a second `make setup` keeps the same key."""
+    if (ROOT / ".env").exists() and "SECRET_KEY" in (ROOT / ".env").read_text():
+        pytest.skip(".env names a SECRET_KEY: the local key file is not read")
+    key_file = tmp_path / "dev-secret-key"
+    make = ["make", "--no-print-directory", "-o", ".venv/.installed", str(key_file)]
+    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    env["CONCORD_VAR_DIR"] = str(tmp_path)
+    for _ in range(2):
+        made = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+        assert made.returncode == 0, made.stdout + made.stderr
+    key = key_file.read_text()
+    assert len(key) >= 50
+    assert key_file.stat().st_mode & 0o077 == 0  # readable by its owner only
+
+    checked = run_manage(tmp_path, "check")
+    assert checked.returncode == 0, checked.stderr
+    assert "SECRET_KEY" not in checked.stderr
+    migrated = run_manage(tmp_path, "migrate", "--noinput")
+    assert migrated.returncode == 0, migrated.stderr
+    loaded = run_manage(tmp_path, "load_taxonomy", "concord/data/llm-challenge/taxonomy.csv")
+    assert loaded.returncode == 0, loaded.stderr
+    assert "91 created" in loaded.stdout
+    assert key_file.read_text() == key  # used, never rewritten
+
+
+def test_the_environment_key_wins_over_the_local_file(tmp_path):
+    (tmp_path / "dev-secret-key").write_text("local-" + "k" * 60)
+    probe = "from django.conf import settings as s; print(s.SECRET_KEY)"
+    seen = run_manage(tmp_path, "shell", "-c", probe, SECRET_KEY="environment-" + "e" * 60)
+    assert seen.returncode == 0, seen.stderr
+    assert seen.stdout.split()[-1] == "environment-" + "e" * 60
+    seen = run_manage(tmp_path, "shell", "-c", probe)
+    assert seen.returncode == 0, seen.stderr
+    assert seen.stdout.split()[-1] == "local-" + "k" * 60
+
+
+def test_without_the_local_file_manage_py_refuses_and_says_how(tmp_path):
+    refused = run_manage(tmp_path, "check")
+    assert refused.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in refused.stderr
+    assert "make setup" in refused.stderr
+    assert not (tmp_path / "dev-secret-key").exists()  # nothing is made up with DEBUG off
+    (tmp_path / "dev-secret-key").write_text("")
+    refused = run_manage(tmp_path, "check")
+    assert refused.returncode != 0
+    assert "dev-secret-key is empty" in refused.stderr
+
+
+def test_the_local_key_file_is_never_committed():
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", "var/dev-secret-key"], cwd=ROOT, check=False
+    )
+    assert ignored.returncode == 0
 
 
 def test_production_settings_pass_the_deploy_check(tmp_path):
