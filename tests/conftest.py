@@ -75,6 +75,18 @@ def _english():
     translation.deactivate()
 
 
+# Lines a test stores for the run's summary (the fuzzers' request counts, by role).
+FUZZ_REPORT = pytest.StashKey[list]()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    lines = config.stash.get(FUZZ_REPORT, [])
+    if lines:
+        terminalreporter.section("fuzzers' requests")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
 def pytest_sessionfinish(session, exitstatus):
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     skipped = reporter.stats.get("skipped", []) if reporter else []

@@ -1,16 +1,22 @@
 """Fuzz every page's HTML forms and query parameters with hostile values (issue 12), beside the
 API's schema fuzzing (tests/test_api_fuzz.py): NUL, a lone surrogate, digits that are not ASCII,
-a 100 kB string, negative and huge numbers, as each role (volunteer, lead, project admin, and a
-site admin on the ingest pages).
+a 100 kB string, negative and huge numbers, as each role (volunteer, lead, project admin, a site
+admin on the ingest pages, and an outsider: a lead of another project).
 
 The pages come from the role matrix (tests/test_role_matrix.py RULES and its objects); each page's
 forms are found by GETting it and reading its `<form>` elements, then each field is sent each
 hostile value with the others at their defaults; each known query parameter is sent each value
-too. No answer may be a 5xx, and a refused request (4xx) must have written nothing.
+too. The outsider, kept out of the project, is sent the project's pages and every form the
+others found. No answer may be a 5xx, and a refused request (4xx) must have written nothing.
+
+The requests are counted per role; each role's count must reach a floor that shows its pages were
+fuzzed, and goes to the run's summary (tests/conftest.py `pytest_terminal_summary`).
 """
 
 from __future__ import annotations
 
+import time
+from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urlencode, urljoin, urlsplit
@@ -23,6 +29,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Item, Stage
+from tests.conftest import FUZZ_REPORT
 from tests.factories import IssueFactory
 from tests.test_role_matrix import ALLOWED, RULES, role_world
 
@@ -69,7 +76,8 @@ POST_FIELDS: dict[str, tuple[str, ...]] = {
     "set_language": ("language", "next"),  # the top bar's language switch, on every page
 }
 NOT_FUZZED = {"logout"}  # it would sign the fuzzing client out
-ROLES = {"volunteer": "volunteer", "lead": "lead", "admin": "admin", "staff": "staff"}
+# The outsider comes last: it is sent every form the others found (see pages_for).
+ROLES = ("volunteer", "lead", "admin", "staff", "outsider")
 
 
 @dataclass
@@ -142,7 +150,9 @@ def as_bytes(value: str) -> bytes:
 
 @dataclass
 class Tally:
-    requests: int = 0
+    role: str = ""  # whose requests are being sent
+    requests: Counter = field(default_factory=Counter)  # by role, as are server_errors
+    server_errors: Counter = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
     half_written: list[str] = field(default_factory=list)
 
@@ -163,8 +173,9 @@ def send(client: Client, tally: Tally, what: str, method: str, url: str, **kwarg
     before = writes_so_far()
     savepoint = transaction.savepoint()
     response = getattr(client, method)(url, **kwargs)
-    tally.requests += 1
+    tally.requests[tally.role] += 1
     if response.status_code >= 500:
+        tally.server_errors[tally.role] += 1
         transaction.savepoint_rollback(savepoint)
         tally.failures.append(f"{response.status_code} {what}")
         return response
@@ -185,8 +196,9 @@ def fuzz_world(project) -> None:
 def pages_for(role: str) -> list[str]:
     """The page routes (not the API) `role` may use. Pages that are the same for everyone signed
     in (taxonomy, sign-in, API token) are fuzzed as the volunteer only, and the site admin only
-    on the staff pages (ingest): the project pages are the project admin's. That keeps the run
-    within a few thousand requests."""
+    on the staff pages (ingest): the project pages are the project admin's. The outsider gets
+    the project's pages, which answer it 404, and the curators' (taxonomy upload), which it may
+    use. That keeps the run within a few thousand requests."""
     names = []
     for name, rule in sorted(RULES.items()):
         if name.startswith("api-") or name in {"schema", "api-docs"} | NOT_FUZZED:
@@ -195,6 +207,8 @@ def pages_for(role: str) -> list[str]:
             wanted = role == "volunteer"
         elif role == "staff":
             wanted = rule.least == "staff"
+        elif role == "outsider":
+            wanted = rule.least in ("volunteer", "lead", "admin", "curator")
         else:
             wanted = role in ALLOWED[rule.least]
         if wanted:
@@ -239,13 +253,27 @@ def fuzz_objects(personas, project, settings, tmp_path):
     return objects, people
 
 
-def test_every_form_and_query_parameter_survives_hostile_values(fuzz_objects):
+def floor(role: str) -> int:
+    """The fewest requests `role` sends if each of its pages is fuzzed: a page is got, then sent
+    each hostile value in each query parameter every page reads."""
+    pages = [name for name in pages_for(role) if RULES[name].method == "get"]
+    return len(pages) * (1 + len(EVERY_PAGE_PARAMS) * len(HOSTILE))
+
+
+def test_every_form_and_query_parameter_survives_hostile_values(fuzz_objects, request):
     objects, people = fuzz_objects
     client = Client(raise_request_exception=False)
     tally = Tally()
-    for role, person in ROLES.items():
-        client.force_login(people[person])
+    found: dict[str, Form] = {}  # every form the roles before the outsider found, by action
+    seconds: dict[str, float] = {}
+    for role in ROLES:
+        started = time.monotonic()
+        tally.role = role
+        client.force_login(people[role])
         forms: dict[str, Form] = {}  # by action: a page's forms and the known POST fields
+        if role == "outsider":  # kept out of the project: its forms must write nothing
+            for form in found.values():
+                add_form(forms, form)
         for name in pages_for(role):
             rule = RULES[name]
             url = reverse(name, kwargs=objects[rule.kwargs])
@@ -271,10 +299,21 @@ def test_every_form_and_query_parameter_survives_hostile_values(fuzz_objects):
                     send(client, tally, what, "get", f"{url}?{query}")
         for form in forms.values():
             fuzz_post(client, tally, role, form)
+            add_form(found, form)
         client.logout()
+        seconds[role] = time.monotonic() - started
+    report = request.config.stash.setdefault(FUZZ_REPORT, [])
+    for role in ROLES:
+        report.append(
+            f"form fuzz as {role}: {tally.requests[role]} requests "
+            f"(floor {floor(role)}), {tally.server_errors[role]} answered 5xx, "
+            f"{seconds[role]:.0f} s"
+        )
     print(
-        f"\nform fuzz: {tally.requests} requests, {len(tally.failures)} answered 5xx, "
-        f"{len(tally.half_written)} refused after writing"
+        f"\nform fuzz: {sum(tally.requests.values())} requests, {len(tally.failures)} answered "
+        f"5xx, {len(tally.half_written)} refused after writing"
     )
+    low = {role: tally.requests[role] for role in ROLES if tally.requests[role] < floor(role)}
+    assert not low, f"roles whose pages were not all fuzzed (requests sent): {low}"
     assert not tally.failures, "\n".join(tally.failures[:50])
     assert not tally.half_written, "\n".join(tally.half_written[:50])
