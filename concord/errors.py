@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass
 
 from django import db
+from django.core.exceptions import TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -131,6 +132,8 @@ def api_exception_handler(exc, context):
 
     if isinstance(exc, ConcordError):
         return Response(error_body(exc), status=exc.http_status)
+    if isinstance(exc, TOO_MANY):  # Django's limits, met while DRF parses the body
+        return Response(error_body(too_many(exc)), status=status.HTTP_400_BAD_REQUEST)
     response = exception_handler(exc, context)
     if response is None:
         return None
@@ -142,6 +145,16 @@ def api_exception_handler(exc, context):
     elif isinstance(response.data, dict):
         response.data.setdefault("where", None)
     return response
+
+
+# Django's limits on a request's fields and files (DATA_UPLOAD_MAX_NUMBER_FIELDS/_FILES): met
+# wherever the query string or a form body is first read, a middleware or DRF's parsing.
+TOO_MANY = (TooManyFieldsSent, TooManyFilesSent)
+
+
+def too_many(exc: Exception) -> BadInput:
+    """The refusal of a request over Django's limits on fields or files, naming the limit."""
+    return BadInput("request", f"too many fields or files ({exc})")
 
 
 def error_body(exc: ConcordError) -> dict:

@@ -3,7 +3,7 @@ from django.http import HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 
-from concord.errors import BadInput, ConcordError, TooLarge, error_body
+from concord.errors import TOO_MANY, BadInput, ConcordError, TooLarge, error_body, too_many
 from concord.input_checks import body_size_check, first_bad_field
 
 # Scripts only from our own origin: issue bodies are untrusted Markdown, so even if sanitising
@@ -61,6 +61,8 @@ class InputCheckMiddleware:
                 problem = first_bad_field(request.POST.lists())
         except MultiPartParserError as exc:
             problem = BadInput("body", f"the form could not be read ({exc})")
+        except TOO_MANY as exc:
+            problem = too_many(exc)
         if problem is not None:
             return refusal(request, problem)
         return self.get_response(request)

@@ -441,3 +441,24 @@ def test_nested_json_in_an_item_import_is_a_problem_naming_line_and_field(
     assert message in problem["message"]
     assert "unexpected error" not in job.error
     assert Issue.objects.count() == issues
+
+
+def test_too_many_fields_is_the_apis_json_refusal(personas, project):
+    """Past Django's DATA_UPLOAD_MAX_NUMBER_FIELDS, the API answers in its own shape, not an HTML
+    page (the API fuzzer's find: a form with 1,001 `people`, a GET with 1,001 parameters)."""
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(personas["admin"])
+    body = "&".join(f"people=p{n}" for n in range(1001))
+    posted = api.post(
+        f"/api/projects/{project.slug}/members/",
+        body,
+        content_type="application/x-www-form-urlencoded",
+    )
+    asked = api.get(f"/api/projects/?{'&'.join(f'x{n}=0' for n in range(1001))}")
+    reason = "The number of GET/POST parameters exceeded settings.DATA_UPLOAD_MAX_NUMBER_FIELDS."
+    for answer in (posted, asked):
+        assert answer.status_code == 400
+        assert answer["Content-Type"] == "application/json"
+        assert answer.json()["fields"] == {"request": [f"too many fields or files ({reason})"]}
