@@ -19,7 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext, gettext_lazy
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.response import Response
 
 logger = logging.getLogger(__name__)
@@ -115,6 +115,8 @@ ErrorOut = inline_serializer(
     {
         "detail": serializers.CharField(),
         "where": serializers.DictField(allow_null=True),
+        # Present when the request has no (live) sign-in: "not_authenticated" (401 or 403).
+        "code": serializers.CharField(required=False),
         "fields": serializers.DictField(
             child=serializers.ListField(child=serializers.CharField()), required=False
         ),
@@ -125,7 +127,8 @@ ErrorOut = inline_serializer(
 def api_exception_handler(exc, context):
     """Every refusal as `{"detail", "where"}` (ErrorOut): a ConcordError says where in the input;
     DRF's own (bad fields, not signed in, throttled ...) get the same shape, with `fields`
-    naming each bad field."""
+    naming each bad field, and `"code": "not_authenticated"` when no one is signed in (an
+    expired session), for clients to tell from a refusal of the request itself."""
     # Imported here: rest_framework.views loads DEFAULT_PARSER_CLASSES (concord.parsers), which
     # import this module.
     from rest_framework.views import exception_handler
@@ -144,6 +147,8 @@ def api_exception_handler(exc, context):
         response.data = {"detail": detail, "where": None, "fields": fields}
     elif isinstance(response.data, dict):
         response.data.setdefault("where", None)
+        if isinstance(exc, NotAuthenticated):
+            response.data.setdefault("code", NotAuthenticated.default_code)
     return response
 
 

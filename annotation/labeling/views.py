@@ -87,6 +87,18 @@ LABEL_PAGE_TEXT = {
     "undoComplete": _("%(issue)s already has all its labels; your label can no longer change."),
     "loading": _("Loading the next item…"),
     "goOn": _("Go on to the next item"),
+    "labelNotice": _(
+        "Your label on %(issue)s was not saved (your words are kept as a draft for it): %(reason)s"
+    ),
+    "skipNotice": _("Your skip of %(issue)s did not go through: %(reason)s"),
+    "noAnswer": _("the server did not answer"),
+    "goBack": _("Go back to it"),
+    "signInExpired": _("Your sign-in has expired; what you type stays on this device as a draft."),
+    "signInExpiredUnsaved": _(
+        "Your sign-in has expired, so your label on %(issue)s was not saved; it stays on "
+        "this device as a draft."
+    ),
+    "signIn": _("Sign in again"),
     "submit": _("Submit"),
     "saveChange": _("Save the change"),
     "yourLabel": _("Your label"),

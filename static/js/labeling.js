@@ -10,9 +10,13 @@
 // Items come from the labeling API: the page holds the next item ready (a second reservation,
 // through the same claim as any other), so after Enter the next issue is on screen at once while
 // the label is sent in the background. The label stays a draft in localStorage until the server
-// confirms it; a refusal (or no answer) brings the item back with the volunteer's words and the
-// reason. The URL follows the item (history.pushState), so a reload or Back loads it from the
-// server. Texts come from the page (json_script "label-text"), translated there.
+// confirms it. A refusal (or no answer) does not take the screen from the item the volunteer is
+// on: a notice at the top of the label panel names the refused item and the reason, and "Go back
+// to it" returns to it with the volunteer's words (kept as its draft meanwhile). An expired
+// sign-in (the API's "not_authenticated") keeps the drafts and links to sign in again, back to
+// the item whose label did not go through. The URL follows the item (history.pushState), so a
+// reload or Back loads it from the server. Texts come from the page (json_script "label-text"),
+// translated there.
 // Without JavaScript the page still works: every category of the label depth is listed, and the
 // form posts to the server.
 (function () {
@@ -57,6 +61,7 @@
   var errorEl = document.getElementById("label-error");
   var statusEl = document.getElementById("flow-status");
   var heading = document.getElementById("label-heading");
+  var notice = document.getElementById("refused-notice");
   var submitButton = document.getElementById("submit-label");
   var versionInput = form.querySelector("input[name=version]");
   var skipForm = document.getElementById("skip-form");
@@ -362,9 +367,12 @@
   var undoable = [];  // labels and skips the volunteer may take back, last on top
   var fetching = null;
   var exhausted = false;
+  var refused = [];  // items whose label or skip the server refused, waiting in the notice
+  var expiredFor = null;  // the sign-in expired: the item the "sign in" link returns to
 
   function inHand() {
-    var ids = ready.map(function (r) { return r.id; }).concat(Object.keys(pending).map(Number));
+    var ids = ready.map(function (r) { return r.id; }).concat(Object.keys(pending).map(Number),
+      refused.map(function (x) { return x.rec.id; }));
     if (current) { ids.push(current.id); }
     return ids;
   }
@@ -391,10 +399,16 @@
     return Object.keys(b).map(function (k) { return k + ": " + [].concat(b[k]).join(" "); }).join("; ") || String(r.status);
   }
 
+  // The API's answer to a request without a (live) sign-in: 401/403 with code "not_authenticated".
+  function signedOut(r) {
+    return (r.status === 401 || r.status === 403) && !!r.body && r.body.code === "not_authenticated";
+  }
+
   function prefetch() {
-    if (ready.length || fetching || exhausted) { return fetching; }
+    if (ready.length || fetching || exhausted || expiredFor) { return fetching; }
     fetching = api("POST", cfg.nextUrl, { exclude: inHand() }).then(function (r) {
       fetching = null;
+      if (signedOut(r)) { if (current) { signInExpired(current, false); } return; }
       if (r.status === 200 && inHand().indexOf(r.body.id) === -1) { ready.push(recFromPayload(r.body)); }
       // "holding": the server hands out nothing more while this page holds its most (the item
       // on screen, one ready, one label on its way); ask again once a label has landed.
@@ -466,18 +480,102 @@
       }).then(function () {
         if (current) { return; }
         if (ready.length) { go(ready.shift()); return; }
+        // A refused item waits in the notice, or the sign-in expired: stay on this page.
+        if (refused.length) { goBack(refused[0]); return; }
+        if (expiredFor) { show(expiredFor); history.replaceState({ item: expiredFor.id }, "", form.action); return; }
         // Nothing more to hand out (or no answer): the server's page says why.
         window.location.assign(cfg.emptyUrl);
       });
     });
   }
 
-  function bringBack(rec, message, onward) {
-    if (current && current !== rec) { ready.unshift(current); }
-    show(rec);
-    history.replaceState({ item: rec.id }, "", form.action);
-    showError(message, onward);
+  // The volunteer has begun on the item on screen: a choice, a word, a search, or the cursor in
+  // a box.
+  function started() {
+    return path.length > 0 || !!summary.value || !!search.value || typing(document.activeElement);
+  }
+
+  function keepWords() {
+    // The words on screen go with their item when another one takes the screen.
+    if (!current) { return; }
+    current.path = path.slice();
+    current.summary = summary.value;
+  }
+
+  function bringBack(rec, message, onward, noticeText) {
+    if (!current || current === rec) {  // nobody is on another item: show it at once
+      refused = refused.filter(function (x) { return x.rec !== rec; });
+      show(rec);
+      history.replaceState({ item: rec.id }, "", form.action);
+      showError(message, onward);
+      setStatus("");
+      renderNotice();
+      return;
+    }
+    // Someone is on another item: the refused one waits in the notice, its words kept as its
+    // draft, until the volunteer chooses to go back to it.
+    refused = refused.filter(function (x) { return x.rec !== rec; });
+    refused.push({ rec: rec, message: message, onward: onward, text: noticeText });
+    var fresh = !started();
+    renderNotice();
+    setStatus(noticeText);  // the live region announces it
+    if (fresh) { notice.querySelector("button").focus(); }
+  }
+
+  function goBack(entry) {
+    refused = refused.filter(function (x) { return x !== entry; });
+    keepWords();
+    if (current && current !== entry.rec) { ready.unshift(current); }
+    go(entry.rec);
+    showError(entry.message, entry.onward);
     setStatus("");
+    renderNotice();
+  }
+
+  function signInExpired(rec, unsaved) {
+    // Keep the first item whose words did not go through; one the page merely showed gives way.
+    if (expiredFor && (expiredFor.unsaved || !unsaved)) { return; }
+    expiredFor = rec;
+    rec.unsaved = unsaved;
+    var text = fmt(unsaved ? T.signInExpiredUnsaved : T.signInExpired, { issue: rec.issue });
+    renderNotice();
+    setStatus(text);
+  }
+
+  function loginUrl(rec) {
+    var back = new URL(urlFor(cfg.itemUrl, rec.id), window.location.href);
+    return cfg.loginUrl + "?next=" + encodeURIComponent(back.pathname);
+  }
+
+  function renderNotice() {
+    // One line per refused item, newest last; the expired sign-in first.
+    if (!notice) { return; }
+    notice.textContent = "";
+    if (expiredFor) {
+      var p = document.createElement("p");
+      p.id = "signin-expired";
+      p.textContent = fmt(expiredFor.unsaved ? T.signInExpiredUnsaved : T.signInExpired, { issue: expiredFor.issue }) + " ";
+      var a = document.createElement("a");
+      a.id = "signin-link";
+      a.href = loginUrl(expiredFor);
+      a.textContent = T.signIn;
+      p.appendChild(a);
+      notice.appendChild(p);
+    }
+    refused.forEach(function (entry) {
+      var line = document.createElement("p");
+      line.className = "refused-item";
+      line.dataset.item = entry.rec.id;
+      line.appendChild(document.createTextNode(entry.text + " "));
+      var back = document.createElement("button");
+      back.type = "button";
+      back.className = "secondary go-back";
+      back.textContent = T.goBack;
+      back.addEventListener("click", function () { goBack(entry); });
+      line.appendChild(back);
+      notice.appendChild(line);
+    });
+    notice.hidden = !expiredFor && !refused.length;
   }
 
   function goOn() {
@@ -519,13 +617,17 @@
         // The stored label stands (the item is complete, or changed elsewhere): say so, go on.
         dropDraft(rec);
         setStatus(fmt(T.refused, { reason: reasonOf(r) }));
+      } else if (signedOut(r)) {
+        // The words stay a draft on this device; signing in again leads back to this item.
+        signInExpired(rec, true);
       } else {
         // 403/409: the rule refused the item itself (a 400 is about the form: fix and resend).
-        bringBack(rec, fmt(T.refused, { reason: reasonOf(r) }), r.status === 403 || r.status === 409);
+        bringBack(rec, fmt(T.refused, { reason: reasonOf(r) }), r.status === 403 || r.status === 409,
+          fmt(T.labelNotice, { issue: rec.issue, reason: reasonOf(r) }));
       }
     }, function () {
       delete pending[rec.id];
-      bringBack(rec, T.offline);
+      bringBack(rec, T.offline, false, fmt(T.labelNotice, { issue: rec.issue, reason: T.noAnswer }));
     });
     advance();
   }
@@ -540,12 +642,15 @@
       if (r.status === 200 || r.status === 201) {
         undoable.push({ kind: "skip", rec: rec });
         setStatus(fmt(T.skipped, { issue: rec.issue }));
+      } else if (signedOut(r)) {
+        signInExpired(rec, true);
       } else {
-        bringBack(rec, fmt(T.skipRefused, { reason: reasonOf(r) }), r.status === 403 || r.status === 409);
+        bringBack(rec, fmt(T.skipRefused, { reason: reasonOf(r) }), r.status === 403 || r.status === 409,
+          fmt(T.skipNotice, { issue: rec.issue, reason: reasonOf(r) }));
       }
     }, function () {
       delete pending[rec.id];
-      bringBack(rec, T.offline);
+      bringBack(rec, T.offline, false, fmt(T.skipNotice, { issue: rec.issue, reason: T.noAnswer }));
     });
     advance();
   }
@@ -558,6 +663,7 @@
     var rec = last.rec;
     if (last.kind === "label") {
       if (rec.editable === false) { setStatus(fmt(T.undoComplete, { issue: rec.issue })); return; }
+      keepWords();
       if (current) { ready.unshift(current); }
       go(rec);
       setStatus(fmt(T.undoLabel, { issue: rec.issue }));
@@ -566,6 +672,7 @@
     api("DELETE", urlFor(cfg.skipUrl, rec.id)).then(function (r) {
       if (r.status !== 200) { setStatus(fmt(T.undoRefused, { reason: reasonOf(r) })); return; }
       rec.reservedUntil = r.body.reserved_until;
+      keepWords();
       if (current) { ready.unshift(current); }
       go(rec);
       setStatus(fmt(T.undoSkip, { issue: rec.issue }));

@@ -3,15 +3,19 @@ items, a draft that survives a reload, and blindness before cross-check."""
 
 from __future__ import annotations
 
+import json
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.urls import reverse
 from playwright.sync_api import Page, expect
 
 from annotation.models import Annotation, Item, ScreeningVote, Skip, Stage
 from ingest.models import Issue
 from tests.annotation.labeling_helpers import items, label
 from tests.browser.test_pages import collect_errors, scripts_ready, sign_in
+from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.browser
 
@@ -237,8 +241,18 @@ def test_refusals_say_what_is_missing_and_a_refused_label_comes_back(page, perso
     Item.objects.filter(pk=shown).update(stage=Stage.EXCLUDED)
     page.keyboard.type("my careful words")
     page.keyboard.press("Enter")
+    # The next item stays on screen; the refused one waits in a notice, and the volunteer, who
+    # has not begun on the next one, finds the way back focused.
+    notice = page.locator("#refused-notice")
+    expect(notice).to_contain_text("This item is not open for labeling")
+    expect(notice).to_contain_text("kept as a draft")
+    expect(page.locator("#issue")).not_to_have_attribute("data-item", str(shown))
+    go_back = notice.get_by_role("button", name="Go back to it")
+    expect(go_back).to_be_focused()
+    page.keyboard.press("Enter")
     expect(error).to_contain_text("Not saved: This item is not open for labeling")
     expect(page.locator("#issue")).to_have_attribute("data-item", str(shown))
+    expect(notice).to_be_hidden()
     expect(page.locator("#summary")).to_have_value("my careful words")
     expect(page.locator('input[name="node"][value="C.2"]')).to_be_checked()
     assert not Annotation.objects.exists()
@@ -435,3 +449,105 @@ def test_an_edit_from_my_labels_saves_and_returns_there(page, personas, project)
     assert (annotation.summary, annotation.version) == ("after", 2)
     key = f"concord:draft:{project.slug}:{item.pk}:{personas['volunteer_a'].pk}"
     assert page.evaluate(f"localStorage.getItem('{key}')") is None
+
+
+def test_a_refused_save_waits_in_a_notice_while_the_keys_stay_with_the_next_item(
+    page, personas, project
+):
+    """The label is refused while the volunteer is already on the next item: the digit they
+    type goes to the item they are on, the notice names the refused one and why, and "Go back
+    to it" returns to it with its words."""
+    items(project, 3)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    held = []  # the PUT, answered by the test once the volunteer is on the next item
+
+    def hold_put(route):
+        if route.request.method == "PUT":
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(re.compile(r"/api/projects/[^/]+/items/\d+/annotation/$"), hold_put)
+    refused = quick_label(page, "3", "2", "words for the refused one")  # C.2
+    now = shown_item(page)
+    page.keyboard.press("1")  # A Question, for the item on screen
+    expect(page.locator("#picker-path")).to_contain_text("Question")
+    for _ in range(50):
+        if held:
+            break
+        page.wait_for_timeout(100)
+    assert held, "the label was never sent"
+    reason = "Someone else changed this item first."
+    held[0].fulfill(
+        status=409, content_type="application/json",
+        body=json.dumps({"detail": reason, "where": None}),
+    )  # fmt: skip
+    page.unroute(re.compile(r"/api/projects/[^/]+/items/\d+/annotation/$"))
+    notice = page.locator("#refused-notice")
+    issue = Item.objects.get(pk=refused).issue
+    expect(notice).to_contain_text(str(issue))
+    expect(notice).to_contain_text(reason)
+    expect(page.locator("#flow-status")).to_contain_text(reason)  # announced
+    # The volunteer had begun on this item: the focus stays theirs, and so do the keys.
+    expect(notice.get_by_role("button", name="Go back to it")).not_to_be_focused()
+    page.keyboard.press("2")  # A.2, on the item on screen
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(now))
+    expect(page.locator('input[name="node"][value="A.2"]')).to_be_checked()
+    expect(page.locator("#summary")).to_be_focused()
+    page.keyboard.type("words for this one")
+    expect(page.locator("#summary")).to_have_value("words for this one")
+
+    notice.get_by_role("button", name="Go back to it").click()
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(refused))
+    expect(page).to_have_url(re.compile(rf"/items/{refused}/label/$"))
+    expect(page.locator("#summary")).to_have_value("words for the refused one")
+    expect(page.locator('input[name="node"][value="C.2"]')).to_be_checked()
+    expect(page.locator("#label-error")).to_contain_text(reason)
+    expect(notice).to_be_hidden()
+    key = f"concord:draft:{project.slug}:{refused}:{personas['volunteer_a'].pk}"
+    draft = json.loads(page.evaluate(f"localStorage.getItem('{key}')"))
+    assert draft["summary"] == "words for the refused one"
+    # Going on from there leads back to the item left for it, its words still there.
+    page.locator("#go-on").click()
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(now))
+    expect(page.locator("#summary")).to_have_value("words for this one")
+    expect(page.locator('input[name="node"][value="A.2"]')).to_be_checked()
+    assert not Annotation.objects.exists()
+
+
+def test_an_expired_sign_in_keeps_the_draft_and_leads_back_to_the_item(page, personas, project):
+    items(project, 2)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    item = shown_item(page)
+    page.keyboard.press("3")
+    page.keyboard.press("1")  # C.1
+    expect(page.locator("#summary")).to_be_focused()
+    page.keyboard.type("typed while signed out")
+    page.context.clear_cookies()  # the session ends
+    page.keyboard.press("Enter")
+
+    expect(page.locator("#signin-expired")).to_contain_text("sign-in has expired")
+    expect(page.locator("#refused-notice")).not_to_contain_text("credentials")
+    expect(page.locator("#go-on")).to_have_count(0)  # nothing offers to drop the words
+    link = page.locator("#signin-link")
+    href = link.get_attribute("href")
+    assert urlsplit(href).path == reverse("login")
+    item_url = reverse("label-item", args=[project.slug, item])
+    assert parse_qs(urlsplit(href).query)["next"] == [item_url]
+    key = f"concord:draft:{project.slug}:{item}:{personas['volunteer_a'].pk}"
+    draft = json.loads(page.evaluate(f"localStorage.getItem('{key}')"))
+    assert (draft["summary"], draft["path"][-1]) == ("typed while signed out", "C.1")
+    assert not Annotation.objects.exists()
+
+    # Signing in again leads back to that item, the words restored.
+    link.click()
+    page.get_by_label("Username").fill("volunteer_a")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(re.compile(rf"{re.escape(item_url)}$"))
+    expect(page.locator("#summary")).to_have_value("typed while signed out")
+    expect(page.locator('input[name="node"][value="C.1"]')).to_be_checked()
