@@ -1,7 +1,8 @@
 """The labeling page in a real chromium while PostgreSQL is down: the label sent in the background
-is refused (503), the item comes back with the volunteer's words and the reason, with no automatic
-reload; once the database is back, a reload shows the same item with the draft restored, and the
-submit goes through."""
+is refused (503) while the next item (held ready before the crash) is on screen; the refused item
+waits in a notice with the reason, and "Go back to it" brings it back with the volunteer's words,
+with no automatic reload; once the database is back, a reload shows the same item with the draft
+restored, and the submit goes through."""
 
 from __future__ import annotations
 
@@ -42,13 +43,18 @@ def test_a_submit_while_the_database_is_down_keeps_the_draft(browser, app):
     chosen = page.locator('input[name="node"]:checked').get_attribute("value")
     page.keyboard.type("written while the database was down")
     item_heading = page.locator("h1").inner_text()
+    page.wait_for_load_state("networkidle")  # the next item is held ready before the crash
 
     app.cluster.crash()
     with page.expect_response(lambda r: r.request.method == "PUT") as answer:
         page.keyboard.press("Enter")
     assert answer.value.status == 503
     assert answer.value.headers["retry-after"] == "5"
-    # The label was sent in the background; its refusal brings the item back with my words.
+    # The label was sent in the background while the next item came on screen; its refusal waits
+    # in the notice, and going back to it brings my words back.
+    notice = page.locator("#refused-notice")
+    expect(notice).to_contain_text("database is not answering")
+    notice.get_by_role("button", name="Go back to it").click()
     error = page.locator("#label-error")
     expect(error).to_contain_text("Not saved")
     expect(error).to_contain_text("database is not answering")
