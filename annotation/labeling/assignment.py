@@ -39,6 +39,7 @@ from annotation.labeling.eligibility import (
     claim_query,
     claim_start,
     conditions_for,
+    from_point,
     item_refusal,
     labelable_for,
     labeling_refused,
@@ -126,6 +127,11 @@ class Held:
 
     count: int
     resume: tuple[int, datetime] | None  # (item, expiry) of the oldest not in hand, if any
+
+    @property
+    def full(self) -> bool:
+        """Holding all the volunteer may: nothing more is handed to them until a label lands."""
+        return self.count >= HOLD_MAX
 
 
 def _held_query(project: int, volunteer: int, now, stages: tuple[str, ...], **exclude: int):
@@ -273,14 +279,12 @@ def next_item_claim(*, project: Project, volunteer, exclude: Sequence[int] = ())
     if held.resume is not None:
         item_id, expires_at = held.resume
         return Claim(Item.objects.select_related("issue").get(pk=item_id), expires_at=expires_at)
-    if held.count >= HOLD_MAX:
+    if held.full:
         return Claim(None, NoneReason.HOLDING)
     start = claim_start()
 
     def pick(lost: list[int]) -> Item | None:
-        # from a random point of the queue, then (nothing past it) from its beginning
-        item = claim_query(who, now, lost, start).first()
-        return item if item is not None or start == 0 else claim_query(who, now, lost, 0).first()
+        return from_point(start, lambda at: claim_query(who, now, lost, at).first())
 
     def hold(item: Item) -> datetime | None:
         room = room_query(who, now, item.pk).statement()
@@ -377,7 +381,7 @@ def skip_undo(*, item: Item, volunteer) -> Claim:
     if refusal is not None:  # the skip's delete is rolled back
         raise labeling_refused(refusal, item, volunteer)
     held = _held(project=item.project, volunteer=volunteer, now=now, stages=LABELABLE_STAGES)
-    if held.count >= HOLD_MAX:  # taking skips back must not hoard items either
+    if held.full:  # taking skips back must not hoard items either
         raise Conflict(str(NoneReason.HOLDING.label))
     minutes = item.project.reservation_minutes
     expires_at = reserve(item=item, volunteer=volunteer, now=now, minutes=minutes)

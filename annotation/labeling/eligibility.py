@@ -360,6 +360,13 @@ def claim_start() -> int:
     return secrets.randbelow(SHUFFLE_KEYS)
 
 
+def from_point(start: int, pick_at: Callable[[int], Item | None]) -> Item | None:
+    """`pick_at(start)`, the first item past the claim's random point, or, nothing being past
+    it, `pick_at(0)`: the queue read round from the point (labels and screening alike)."""
+    item = pick_at(start)
+    return item if item is not None or start == 0 else pick_at(0)
+
+
 def labeling_queue(conditions: list[Condition], project_id: int, start: int) -> QuerySet[Item]:
     """The items meeting the rule's `conditions` from `start` on, in the order of their random
     `shuffle` keys. Each claim starts at a point of its own (claim_start) and, finding nothing

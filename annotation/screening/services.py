@@ -26,7 +26,7 @@ from annotation.labeling.assignment import (
     reservation_room,
     reserve,
 )
-from annotation.labeling.eligibility import claim_start
+from annotation.labeling.eligibility import claim_start, from_point
 from annotation.lifecycle import item_move
 from annotation.models import (
     Action,
@@ -111,14 +111,12 @@ def screening_next_claim(*, project: Project, volunteer) -> Claim:
     start = claim_start()
 
     def pick(lost: list[int]) -> Item | None:
-        # from a random point of the candidates, then (nothing past it) from their beginning
-        for at in (start, 0):
-            item = lock_first(
+        return from_point(
+            start,
+            lambda at: lock_first(
                 _to_screen(project=project, volunteer=volunteer, now=now, start=at), lost
-            )
-            if item is not None:
-                return item
-        return None
+            ),
+        )
 
     claimed = claim_next(pick=pick, hold=hold)
     if claimed is not None:
