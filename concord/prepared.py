@@ -14,23 +14,28 @@ its QuerySet the ordinary way. So does every call on a database other than Postg
 Django adapts values while compiling (SQLite turns datetimes into text), so stand-ins could not be
 found again; the embedded SQLite default is not where speed matters.
 
-On PostgreSQL each statement is also PREPAREd once per connection (ServerStatement), so the server
-does not parse it again either. `saved` does for the label's writes what PreparedQuery does for
-its reads: Model.save with the INSERT or UPDATE written once per model and set of fields.
+`saved` does for the label's writes what PreparedQuery does for its reads: Model.save with the
+INSERT or UPDATE written once per model and set of fields.
+
+What reaches PostgreSQL is plain SQL with its parameters, as Django sends it: no statement is
+PREPAREd on the server. Server-side prepared statements (tried for issue #16) cut PostgreSQL's
+CPU per label from about 5.1 to 3.4 ms, but a migration that changes a column's type made every
+kept connection's statements fail until it was recycled, they break behind a pooler that shares
+connections per transaction, and logs showed `EXECUTE concord_n` instead of the SQL. Without them
+`make bench-capacity` still holds 100 labels/s with 7 volunteers (issue #25); without the
+client-side compile kept here it does not (about 32 labels/s: the server spent 24 ms of CPU per
+label building QuerySets).
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
-import re
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 from django.db.models import Field, Model, QuerySet
 from django.db.models.query import (  # type: ignore[attr-defined]  # ModelIterable's helper
@@ -66,7 +71,6 @@ class _Compiled:
     slots: tuple[tuple[bool, object], ...]  # (True, name of the value) or (False, constant)
     types: dict[str, type]
     rows: Callable[[list], list]  # fetched rows -> what the QuerySet yields
-    server: ServerStatement | None  # the statement prepared on each connection, if it can be
 
 
 class PreparedQuery:
@@ -88,7 +92,7 @@ class PreparedQuery:
             return list(self.build(**values))
         params = _bound(compiled.slots, values)
         with connections[self.using].cursor() as cursor:
-            _execute(cursor, compiled.sql, params, compiled.server)
+            cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
         return compiled.rows(fetched)
 
@@ -147,171 +151,7 @@ def _compile(
         slots=slots,
         types={name: type(value) for name, value in values.items()},
         rows=_row_reader(queryset, compiler, using),
-        server=ServerStatement.of(sql, slots, _bound(slots, values)),
     )
-
-
-# PostgreSQL types of the parameters, by the Python type of a call's values and the constants.
-_SQL_TYPES = {
-    int: "bigint",
-    str: "text",
-    datetime: "timestamp with time zone",
-    bool: "boolean",
-    float: "double precision",
-}
-
-
-def _sql_type(value: object) -> str | None:
-    """The PostgreSQL type of a parameter, by its class or the nearest base the table knows: a
-    Stage or other TextChoices member is a str (bool comes before int in bool's own MRO)."""
-    return next((_SQL_TYPES[t] for t in type(value).__mro__ if t in _SQL_TYPES), None)
-
-
-_BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
-_PLACEHOLDER = re.compile(r"%[s%]")
-_server_names = itertools.count(1)
-
-
-class ServerStatement:
-    """A statement PostgreSQL keeps parsed (PREPARE ... / EXECUTE ...) on each connection that
-    has run it once: its parse and analysis, and for most its plan, are not redone by every
-    request (issue #16). A statement whose parameter types cannot be named, or that PostgreSQL
-    refuses to prepare, runs as plain SQL. Prepared statements live as long as the connection
-    (CONN_MAX_AGE); they do not go through a pooler that hands out connections per transaction,
-    which this setup has none of.
-
-    Only the call's values are parameters ($1, $2 ...); the constants the QuerySet itself holds
-    are written into the prepared text as literals. The planner then sees them, as it does in
-    plain SQL: a stage list matches the predicate of a partial index (the claim's queue), so the
-    plan PostgreSQL keeps for every call can use that index, rather than being planned anew each
-    time because a plan for unknown stages would scan the project."""
-
-    def __init__(self, sql: str, slots: Sequence[tuple[bool, object]], types: list[str]) -> None:
-        self.name = f"concord_{next(_server_names)}"
-        self.named = tuple(named for named, _slot in slots)
-        self._constants = tuple(slot for named, slot in slots if not named)
-        numbers = itertools.count(1)
-        named_slots = iter(self.named)
-
-        def placeholder(match: re.Match) -> str:
-            if match[0] == "%%":
-                return "%%"
-            return f"${next(numbers)}" if next(named_slots) else "%s"
-
-        self._template = _PLACEHOLDER.sub(placeholder, sql)  # constants left as %s
-        declared = f" ({', '.join(types)})" if types else ""
-        count = sum(self.named)
-        arguments = f" ({', '.join(['%s'] * count)})" if count else ""
-        self._head = f"PREPARE {self.name}{declared} AS "
-        self.execute = f"EXECUTE {self.name}{arguments}"
-        self.refused = False
-
-    @classmethod
-    def untyped(cls, sql: str) -> ServerStatement:
-        """A statement whose parameters PostgreSQL types from where they stand (a column's
-        value in INSERT ... VALUES or UPDATE ... SET, a comparison with a column): for writes
-        whose values may be NULL, which has no type of its own."""
-        slots = [(True, n) for n in range(len(_PLACEHOLDER.findall(sql.replace("%%", ""))))]
-        return cls(sql, slots, [])
-
-    @classmethod
-    def of(
-        cls, sql: str, slots: Sequence[tuple[bool, object]], params: list
-    ) -> ServerStatement | None:
-        named = [p for (is_named, _slot), p in zip(slots, params, strict=True) if is_named]
-        types = [_sql_type(p) for p in named]
-        if any(t is None for t in types) or "%" in sql.replace("%s", "").replace("%%", ""):
-            return None
-        return cls(sql, slots, [str(t) for t in types])
-
-    def arguments(self, params: list) -> list | None:
-        """The EXECUTE's values among the statement's `params` (the call's values, not the
-        constants), or None where they do not fit the declared types: an id beyond bigint (from
-        a URL, say) would be an error there, where plain SQL compares it and finds nothing."""
-        values = [p for named, p in zip(self.named, params, strict=True) if named]
-        if all(_BIGINT_MIN <= p <= _BIGINT_MAX for p in values if type(p) is int):
-            return values
-        return None
-
-    def prepare_on(self, cursor) -> str:
-        """The PREPARE statement, its constants written in as literals by the driver's quoting."""
-        return self._head + cursor.mogrify(self._template, self._constants).decode()
-
-    def prepared_on(self, connection) -> bool:
-        """Whether the statement is prepared on `connection` (its open database session),
-        preparing it there first if need be; False if PostgreSQL refused it."""
-        if self.refused or not settings.DB_SERVER_PREPARED:
-            return False
-        session = connection.connection  # the DB-API connection: a new one has none prepared
-        state: tuple[object, set[str]] | None = getattr(connection, "_concord_prepared", None)
-        if state is None or state[0] is not session:
-            state = (session, set())
-            connection._concord_prepared = state
-        if self.name in state[1]:
-            return True
-        in_transaction = not connection.get_autocommit()
-        if not _prepare(session, self, connection.Database.Error, in_transaction):
-            self.refused = True
-            return False
-        state[1].add(self.name)
-        return True
-
-
-def _execute(cursor, sql: str, params: list, server: ServerStatement | None) -> None:
-    """Run `sql` with `params` on `cursor` (Django's), as EXECUTE of `server` where it can be."""
-    arguments = None if server is None else server.arguments(params)
-    if server is None or arguments is None or not server.prepared_on(cursor.db):
-        cursor.execute(sql, params)
-    else:
-        cursor.execute(server.execute, arguments)
-
-
-# Raw statements run through execute_prepared, by their SQL and parameter types (None: one that
-# cannot be prepared); the SQL comes from code (a few shapes), but the table is bounded anyway.
-_raw_statements: dict[tuple[str, tuple], ServerStatement | None] = {}
-_RAW_STATEMENTS_KEPT = 256
-
-
-def execute_prepared(cursor, sql: str, params: list) -> None:
-    """`cursor.execute(sql, params)` for a statement written by hand that runs on every label:
-    prepared on the connection once (typed by the values' Python types, as PreparedQuery types
-    its values), EXECUTEd after. Plain SQL elsewhere than PostgreSQL, for a value of a type
-    PostgreSQL cannot be told (None), or once the table is full."""
-    key = (sql, tuple(type(p) for p in params))
-    if cursor.db.vendor != "postgresql" or (
-        key not in _raw_statements and len(_raw_statements) >= _RAW_STATEMENTS_KEPT
-    ):
-        cursor.execute(sql, params)
-        return
-    if key not in _raw_statements:
-        slots = [(True, n) for n in range(len(params))]
-        _raw_statements.setdefault(key, ServerStatement.of(sql, slots, list(params)))
-    _execute(cursor, sql, params, _raw_statements[key])
-
-
-def _prepare(
-    session, statement: ServerStatement, error: type[Exception], in_transaction: bool
-) -> bool:
-    """Run PREPARE on the DB-API connection itself, once per connection: setting up, not a
-    statement of the request, so it stays out of Django's query log and the pinned counts. In a
-    transaction it runs in a savepoint, so a refusal spoils nothing. Whether it was accepted."""
-    with session.cursor() as cursor:
-        prepare = statement.prepare_on(cursor)
-        if not in_transaction:
-            try:
-                cursor.execute(prepare)
-            except error:
-                return False
-            return True
-        cursor.execute("SAVEPOINT concord_prepare")
-        try:
-            cursor.execute(prepare)
-        except error:
-            cursor.execute("ROLLBACK TO SAVEPOINT concord_prepare")
-            return False
-        finally:
-            cursor.execute("RELEASE SAVEPOINT concord_prepare")
-        return True
 
 
 def _bound(slots: tuple[tuple[bool, object], ...], values: dict[str, object]) -> list:
@@ -392,17 +232,17 @@ def saved(obj: Model, *, update_fields: Sequence[str] | None = None) -> None:
     if update_fields is not None:
         fields = [_field(type(obj), name) for name in update_fields]
         values = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in fields]
-        sql, server = _update_sql(type(obj), tuple(update_fields))
+        sql = _update_sql(type(obj), tuple(update_fields))
         with connection.cursor() as cursor:
-            _execute(cursor, sql, [*values, obj.pk], server)
+            cursor.execute(sql, [*values, obj.pk])
             if cursor.rowcount != 1:  # as Model.save says it
                 raise DatabaseError("Save with update_fields did not affect any rows.")
         return
     fields = _insert_fields(type(obj), obj.pk is not None)
     values = [f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields]
-    sql, server = _insert_sql(type(obj), obj.pk is not None)
+    sql = _insert_sql(type(obj), obj.pk is not None)
     with connection.cursor() as cursor:
-        _execute(cursor, sql, values, server)
+        cursor.execute(sql, values)
         returned = cursor.fetchone()
     for field, value in zip(meta.db_returning_fields, returned, strict=True):
         setattr(obj, field.attname, value)
@@ -424,21 +264,19 @@ def _insert_fields(model: type[Model], pk_given: bool) -> list:
 
 
 @functools.cache
-def _insert_sql(model: type[Model], pk_given: bool) -> tuple[str, ServerStatement]:
+def _insert_sql(model: type[Model], pk_given: bool) -> str:
     quote = connections["default"].ops.quote_name
     columns = ", ".join(quote(f.column) for f in _insert_fields(model, pk_given))
     values = ", ".join(["%s"] * len(_insert_fields(model, pk_given)))
     returning = ", ".join(quote(f.column) for f in model._meta.db_returning_fields)
     table = quote(model._meta.db_table)
-    sql = f"INSERT INTO {table} ({columns}) VALUES ({values}) RETURNING {returning}"  # noqa: S608 - names from the model
-    return sql, ServerStatement.untyped(sql)
+    return f"INSERT INTO {table} ({columns}) VALUES ({values}) RETURNING {returning}"  # noqa: S608 - names from the model
 
 
 @functools.cache
-def _update_sql(model: type[Model], names: tuple[str, ...]) -> tuple[str, ServerStatement]:
+def _update_sql(model: type[Model], names: tuple[str, ...]) -> str:
     quote = connections["default"].ops.quote_name
     meta = model._meta
     assignments = ", ".join(f"{quote(str(_field(model, name).column))} = %s" for name in names)
     table, pk = quote(meta.db_table), quote(str(meta.pk.column))
-    sql = f"UPDATE {table} SET {assignments} WHERE {pk} = %s"  # noqa: S608 - names from the model
-    return sql, ServerStatement.untyped(sql)
+    return f"UPDATE {table} SET {assignments} WHERE {pk} = %s"  # noqa: S608 - names from the model

@@ -120,11 +120,8 @@ DATABASES = {
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 # A kept connection is checked before a request reuses it: after PostgreSQL restarts, the first
-# request reconnects instead of failing on the dead connection. On PostgreSQL the check looks at
-# the connection's socket rather than sending a statement (concord.postgresql).
+# request reconnects instead of failing on the dead connection (Django's own check, SELECT 1).
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["ENGINE"] = "concord.postgresql"
 # SQLite (the embedded default, `make run`): runserver answers on threads, and after Enter the
 # labeling page sends the label and asks for the next item at once, two writers. With SQLite's
 # defaults about one save in four failed ("database is locked"): a transaction that starts as a
@@ -139,9 +136,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,  # seconds a writer waits for the lock before "database is locked"
         **DATABASES["default"].get("OPTIONS", {}),
     }
-# The labeling path's statements are prepared on each PostgreSQL connection (concord.prepared);
-# turn it off behind a pooler that shares connections per transaction (pgbouncer's default).
-DB_SERVER_PREPARED = env.bool("DB_SERVER_PREPARED", default=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # ---------------------------------------------------------------- auth & security

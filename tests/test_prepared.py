@@ -9,7 +9,7 @@ from django.db import DatabaseError, connection
 from django.db.models import Count, IntegerField, Value
 from django.utils import timezone
 
-from annotation.models import Item, Membership, Project, Stage
+from annotation.models import Item, Membership, Project
 from concord.prepared import PreparedQuery
 from tests.annotation.labeling_helpers import items as make_items
 from tests.conftest import needs_postgres
@@ -135,11 +135,6 @@ def test_saved_writes_what_save_writes(project, personas):
     assert stored.before is None
     assert stored.created_at == event.created_at
     assert stored.created_at is not None
-    assert any(  # written once, kept prepared; PostgreSQL typed the values by their columns
-        s.startswith("PREPARE concord_") and 'INSERT INTO "annotation_auditevent"' in s
-        for s in prepared_statements()
-    )
-
     item.label_count, item.agreement = 2, 0.5  # only label_count is saved
     saved(item, update_fields=["label_count"])
     item.refresh_from_db()
@@ -149,32 +144,9 @@ def test_saved_writes_what_save_writes(project, personas):
         saved(gone, update_fields=["label_count"])
 
 
-def prepared_statements() -> dict[str, str]:
-    """The statements prepared on the test's connection, with their parameter types."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement, parameter_types FROM pg_prepared_statements")
-        return dict(cursor.fetchall())
-
-
-def test_a_hand_written_statement_is_prepared_by_its_values_types(project):
-    from concord.prepared import execute_prepared
-
-    needs_postgres(connection)
-    (item,) = make_items(project, 1)
-    sql = "SELECT id FROM annotation_item WHERE id = %s AND stage = %s AND label_count < %s"
-    with connection.cursor() as cursor:
-        for _ in range(2):
-            execute_prepared(cursor, sql, [item.pk, "open", 3])
-            assert cursor.fetchall() == [(item.pk,)]
-        execute_prepared(cursor, sql, [item.pk, None, 3])  # NULL has no type: plain SQL
-        assert cursor.fetchall() == []
-    (types,) = [t for s, t in prepared_statements().items() if "label_count < $3" in s]
-    assert types == "{bigint,text,bigint}"
-
-
 def test_ids_beyond_bigint_find_nothing_rather_than_fail(project):
-    """A URL may carry any digits: the prepared statement's bigint parameter cannot hold them,
-    so such a call runs as plain SQL, which compares and finds nothing, as the ORM would."""
+    """A URL may carry any digits: beyond bigint the statement compares and finds nothing, as
+    the ORM would, and the connection's transaction stays sound."""
     needs_postgres(connection)
     (item,) = make_items(project, 1)
     query = PreparedQuery(lambda item: Item.objects.filter(pk=item))
@@ -184,57 +156,26 @@ def test_ids_beyond_bigint_find_nothing_rather_than_fail(project):
     assert query.run(item=item.pk) == [item]  # the connection's transaction is still sound
 
 
-def test_postgresql_keeps_the_statement_parsed_on_the_connection(project):
+def test_postgresql_is_sent_the_sql_itself_and_keeps_no_statement(project, personas):
+    """No statement is PREPAREd on the server (issue #25): a migration that changes a column's
+    type cannot leave kept connections failing, a pooler sharing connections per transaction
+    works, and logs and pg_stat_statements show the SQL. The labeling path's own writes and
+    reads run as the SQL they are."""
+    from concord.prepared import saved
+
     needs_postgres(connection)
     query = PreparedQuery(
         lambda project, stage: Item.objects.filter(project_id=project, stage=stage).values_list(
             "pk", flat=True
         )
     )
-    assert query.run(project=project.pk, stage="open") == []
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement, parameter_types FROM pg_prepared_statements")
-        kept = dict(cursor.fetchall())
-    (types,) = [t for statement, t in kept.items() if '"annotation_item"."stage" = $2' in statement]
-    assert types == "{bigint,text}"
     make_items(project, 2)
-    assert len(query.run(project=project.pk, stage="open")) == 2
-
-
-def test_constants_of_the_query_are_literals_of_the_prepared_statement(project):
-    """Only the call's values are parameters; the constants the query holds (a Stage, a
-    TextChoices member) are written in, so the planner sees them in the plan it keeps: the
-    claim's partial index over open and labeling items needs the stages (issue #16)."""
-    needs_postgres(connection)
-    query = PreparedQuery(
-        lambda project: Item.objects.filter(
-            project_id=project, stage__in=[Stage.OPEN, Stage.LABELING]
-        )
-        .order_by("-shuffle")  # a shape of this test's own among the connection's statements
-        .values_list("pk", flat=True)
-    )
-    make_items(project, 2)
-    assert len(query.run(project=project.pk)) == 2
+    with django_queries() as seen:
+        assert len(query.run(project=project.pk, stage="open")) == 2
+        (item,) = make_items(project, 1)
+        saved(item, update_fields=["label_count"])
+    assert len(seen) >= 3  # the read, the item's INSERT, the UPDATE
+    assert not [sql for sql in seen if sql.lstrip().upper().startswith(("PREPARE", "EXECUTE"))]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT statement, parameter_types FROM pg_prepared_statements")
-        kept = dict(cursor.fetchall())
-    (statement,) = [s for s in kept if '"annotation_item"."shuffle" DESC' in s]
-    assert "IN ('open', 'labeling')" in statement
-    assert kept[statement] == "{bigint}"
-    (item,) = make_items(project, 1, stage=Stage.FINAL)
-    assert item.pk not in query.run(project=project.pk)
-
-
-def test_a_statement_postgresql_refuses_to_prepare_runs_as_plain_sql(project):
-    """The refusal happens in a savepoint: the request's transaction goes on unharmed."""
-    from concord.prepared import ServerStatement
-
-    needs_postgres(connection)
-    refused = ServerStatement(
-        'SELECT "no_such_column" FROM annotation_item WHERE id = %s', [(True, "item")], ["bigint"]
-    )
-    with connection.cursor():  # connected
-        assert refused.prepared_on(connection) is False
-    assert refused.prepared_on(connection) is False  # not tried again
-    (item,) = make_items(project, 1)
-    assert Item.objects.filter(pk=item.pk).exists()
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+        assert cursor.fetchone()[0] == 0

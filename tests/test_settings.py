@@ -52,7 +52,7 @@ def test_database_and_redis_urls_switch_to_postgres_and_a_real_broker(tmp_path):
         REDIS_URL="redis://127.0.0.1:6379/0",
     )
     seen = json.loads(result.stdout)
-    assert seen["engine"] == "concord.postgresql"  # Django's, with a cheaper health check
+    assert seen["engine"] == "django.db.backends.postgresql"  # Django's own backend
     assert seen["eager"] is False
     assert seen["broker"] == "redis://127.0.0.1:6379/0"
 

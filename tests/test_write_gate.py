@@ -23,10 +23,9 @@ the gate's and not the input validation's.
   Each attempt starts from the same state: it runs in a transaction rolled back afterwards.
 
 Writes are watched on the database connection (`WriteWatch`): every INSERT/UPDATE/DELETE that
-Django's cursor runs (connection.execute_wrapper, with server-side prepared statements turned off
-so each statement arrives as its SQL), and, as a second net, PostgreSQL's own per-table counts for
-the transaction (pg_stat_xact_user_tables). A write that is rolled back later in the request still
-counts: the gate is asked before the first write.
+Django's cursor runs (connection.execute_wrapper), and, as a second net, PostgreSQL's own
+per-table counts for the transaction (pg_stat_xact_user_tables). A write that is rolled back later
+in the request still counts: the gate is asked before the first write.
 """
 
 from __future__ import annotations
@@ -145,17 +144,13 @@ class WriteWatch:
         }
 
 
-@pytest.mark.parametrize("prepared", [False, True], ids=["plain", "prepared"])
-def test_the_watch_sees_writes(prepared, personas, project, settings):
+def test_the_watch_sees_writes(personas, project):
     """WriteWatch itself: ORM writes, a hand-written statement (a DELETE inside WITH before an
-    INSERT, prepared on the server or not), a write rolled back later, and the session ignored.
-    With server-side prepared statements the SQL arrives as EXECUTE: PostgreSQL's counts see
-    it."""
+    INSERT), a write rolled back later, and the session ignored."""
     from annotation.labeling.assignment import reserve_if_room
     from annotation.models import Reservation
 
     needs_postgres(connection)
-    settings.DB_SERVER_PREPARED = prepared
     item = Item.objects.create(project=project, issue=IssueFactory(), stage=Stage.OPEN)
     volunteer = personas["volunteer_a"]
     with WriteWatch() as nothing:
@@ -220,7 +215,6 @@ def build_world(personas, project, settings, tmp_path) -> World:
 
     needs_postgres(connection)
     settings.VAR_DIR = tmp_path
-    settings.DB_SERVER_PREPARED = False  # every statement reaches WriteWatch as its SQL
     other = Project.objects.get(slug="other")
     volunteer_c = UserFactory(username="volunteer_c")
     MembershipFactory(project=project, user=volunteer_c)
@@ -882,7 +876,6 @@ def test_every_write_route_is_listed(archived, personas, project, settings, tmp_
     method (anything but 405), or that writes on GET, is in WRITES, SITE_WIDE_WRITES or
     READS_ANY_METHOD; and each listed write is a route that takes its method."""
     needs_postgres(connection)
-    settings.DB_SERVER_PREPARED = False
     # hundreds of requests a second as one person: past the API's rate limit, which is not what
     # this walk is about (a 429 would hide whether the route takes the method)
     rates = {"burst": None, "sustained": None}

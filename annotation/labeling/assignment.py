@@ -57,7 +57,7 @@ from annotation.models import (
     Stage,
 )
 from concord.errors import Conflict
-from concord.prepared import PreparedQuery, execute_prepared
+from concord.prepared import PreparedQuery
 
 # A claim that loses a race (see claim_next) tries again, never more often than this.
 CLAIM_ATTEMPTS = 5
@@ -217,8 +217,7 @@ def reserve_if_room(
         return expires_at
     room_sql, room_params = room or ("SELECT true", [])
     with connection.cursor() as cursor:
-        execute_prepared(
-            cursor,
+        cursor.execute(
             "WITH expired AS (DELETE FROM annotation_reservation "  # noqa: S608 - room: the rule's SQL, compiled by the ORM
             "WHERE volunteer_id = %s AND expires_at <= %s AND item_id <> %s) "
             "INSERT INTO annotation_reservation (item_id, volunteer_id, created_at, expires_at) "

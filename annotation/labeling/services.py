@@ -24,7 +24,7 @@ from annotation.models import Action, Annotation, Item, PilotStatus, Project, Re
 from annotation.project_nodes import node_is_foreign, with_foreign_flag
 from concord.db import Lock, xact_lock
 from concord.errors import ConcordError, Conflict
-from concord.prepared import PreparedQuery, execute_prepared, saved
+from concord.prepared import PreparedQuery, saved
 from taxonomy.models import Level, Node
 
 SUMMARY_MAX = 500
@@ -203,8 +203,7 @@ def reservation_end(*, item: Item, volunteer) -> datetime | None:
         mine.delete()
         return held.created_at if held else None
     with connection.cursor() as cursor:
-        execute_prepared(
-            cursor,
+        cursor.execute(
             "DELETE FROM annotation_reservation WHERE item_id = %s AND volunteer_id = %s "
             "RETURNING created_at",
             [item.pk, volunteer.pk],

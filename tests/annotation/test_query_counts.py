@@ -28,9 +28,9 @@ DISPUTED_API = 4
 
 
 def nullcontext(_limit):
-    """Uncounted: the first round prepares the hot path's statements on the test's connection
-    (concord.prepared: PREPARE in a savepoint, once per connection); the second round counts
-    the statements every later request sends."""
+    """Uncounted: the first round compiles the hot path's queries (concord.prepared, once per
+    process) and fills the caches; the second round counts the statements every later request
+    sends."""
     return contextlib.nullcontext()
 
 
