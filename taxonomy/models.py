@@ -49,6 +49,10 @@ class Node(models.Model):
         max_length=300, blank=True, help_text="How source files spell the name, if different."
     )
     definition = models.TextField(blank=True, help_text="What belongs in this category.")
+    # Chinese beside the English (issue #26): shown in the Chinese interface with the English name
+    # next to it, searched in both; exports keep the codes and the English names.
+    name_zh = models.CharField(max_length=300, blank=True, help_text="Chinese name, if any.")
+    definition_zh = models.TextField(blank=True, help_text="Chinese definition, if any.")
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
     )
