@@ -349,6 +349,8 @@ LOGGING = {
 # ---------------------------------------------------------------- Concord
 # The study's data (taxonomy, details, labels, URL lists), copied unmodified; demo and tests use it.
 STUDY_DATA_DIR = BASE_DIR / "concord" / "data" / "llm-challenge"
+# The study taxonomy's Chinese names and definitions: ours, beside the study's unmodified files.
+STUDY_TAXONOMY_ZH = BASE_DIR / "concord" / "data" / "taxonomy_zh.csv"
 DEMO_DATA_DIR = BASE_DIR / "concord" / "data" / "demo"
 
 # ---------------------------------------------------------------- harvesting

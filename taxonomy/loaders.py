@@ -1,5 +1,8 @@
 """Load a taxonomy from CSV: the generic `code,level,parent,name,description` shape (the study's
-`taxonomy.csv` is one) and the study's detail files (`rootcause,subcategory,symptoms`).
+`taxonomy.csv` is one), with optional `name_zh,definition_zh` columns for the Chinese beside the
+English; a translations file `code,name_zh,definition_zh` that adds the Chinese to a taxonomy file
+that has none (the study's own file stays as published; ours is concord/data/taxonomy_zh.csv);
+and the study's detail files (`rootcause,subcategory,symptoms`).
 
 Each loader validates the whole file before writing, names file/line/column for every problem,
 writes in one transaction, and is idempotent: loading the same file again changes nothing.
@@ -19,6 +22,8 @@ from concord.errors import RowError, utf8_text
 from taxonomy.models import Example, ExampleKind, Level, Node, Taxonomy
 
 TAXONOMY_COLUMNS = ("code", "level", "parent", "name")
+TRANSLATION_COLUMNS = ("code", "name_zh")
+CHINESE_COLUMNS = ("name_zh", "definition_zh")
 DETAIL_COLUMNS = ("rootcause", "subcategory", "symptoms")
 
 # The study files put ASCII commas between items; inside an item, the CJK comma `、` stands in.
@@ -60,9 +65,16 @@ def read_csv_rows(
         raise RowError(name, 0, None, f"not a readable CSV file: {exc}") from exc
 
 
-def taxonomy_load(*, path: Path, name: str, version: str = "1") -> LoadReport:
+def taxonomy_load(
+    *, path: Path, name: str, version: str = "1", translations: Path | None = None
+) -> LoadReport:
+    """Load `path` into the taxonomy `name` version `version`; with `translations`, the Chinese
+    names and definitions from that file, by code. A Chinese column neither file has leaves the
+    stored Chinese as it is (loading the study's file again does not erase a translation)."""
     rows = list(read_csv_rows(path, TAXONOMY_COLUMNS))
     _check_tree(path, rows)
+    if translations is not None:
+        _add_translations(rows, translations)
     created = updated = unchanged = 0
     with transaction.atomic():
         taxonomy, _ = Taxonomy.objects.get_or_create(name=name, version=version)
@@ -77,6 +89,7 @@ def taxonomy_load(*, path: Path, name: str, version: str = "1") -> LoadReport:
                 "definition": row.get("description", "") or row.get("definition", ""),
                 "parent": by_code[row["parent"]] if row["parent"] else None,
                 "position": position,
+                **{column: row[column] for column in CHINESE_COLUMNS if column in row},
             }
             node = by_code.get(row["code"])
             if node is None:
@@ -94,13 +107,33 @@ def taxonomy_load(*, path: Path, name: str, version: str = "1") -> LoadReport:
     return LoadReport(created, updated, unchanged)
 
 
+def _add_translations(rows: list[tuple[int, dict[str, str]]], path: Path) -> None:
+    """Put each translated code's `name_zh` and `definition_zh` into its row of the taxonomy
+    file; a code the taxonomy does not have, or one translated twice, is a RowError."""
+    by_code = {row["code"]: row for _, row in rows}
+    seen: set[str] = set()
+    for line, translated in read_csv_rows(path, TRANSLATION_COLUMNS):
+        code = translated["code"]
+        if code not in by_code:
+            raise RowError(str(path), line, "code", f"no node {code!r} in the taxonomy file")
+        if code in seen:
+            raise RowError(str(path), line, "code", f"{code} is translated twice")
+        seen.add(code)
+        if len(translated["name_zh"]) > COLUMN_LIMITS["name_zh"]:
+            raise RowError(
+                str(path), line, "name_zh", f"longer than {COLUMN_LIMITS['name_zh']} characters"
+            )
+        for column in CHINESE_COLUMNS:
+            by_code[code][column] = translated.get(column, "")
+
+
 def _column_limit(name: str) -> int:
     field = Node._meta.get_field(name)
     return field.max_length or 0 if isinstance(field, models.CharField) else 0
 
 
 # What the node's columns hold: a longer cell is a RowError naming it, not a database error.
-COLUMN_LIMITS = {name: _column_limit(name) for name in ("code", "name", "study_name")}
+COLUMN_LIMITS = {name: _column_limit(name) for name in ("code", "name", "study_name", "name_zh")}
 
 
 def _check_tree(path: Path, rows: list[tuple[int, dict[str, str]]]) -> None:

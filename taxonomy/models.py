@@ -5,7 +5,13 @@ points at the node the volunteer chose.
 """
 
 from django.db import models
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
+
+
+def reading_chinese() -> bool:
+    """Whether the active interface language is Chinese (zh-hans)."""
+    return (translation.get_language() or "").lower().startswith("zh")
 
 
 class Level(models.TextChoices):
@@ -84,6 +90,29 @@ class Node(models.Model):
     @property
     def is_retired(self) -> bool:
         return self.retired_at is not None
+
+    @property
+    def shown_name(self) -> str:
+        """The name a reader sees: in the Chinese interface the Chinese name with the English
+        beside it (the study's names stay the reference), else the English."""
+        if self.name_zh and reading_chinese():
+            return f"{self.name_zh} · {self.name}"
+        return self.name
+
+    @property
+    def shown_definition(self) -> str:
+        if self.definition_zh and reading_chinese():
+            return self.definition_zh
+        return self.definition
+
+    @property
+    def other_language_text(self) -> str:
+        """The name and definition in the language the reader is not shown, so that a search
+        finds a node in both languages (显存 in the English interface, "timeout" in the
+        Chinese)."""
+        if reading_chinese():
+            return f"{self.definition}" if self.name_zh else ""
+        return f"{self.name_zh} {self.definition_zh}".strip()
 
 
 class Example(models.Model):

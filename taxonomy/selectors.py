@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import Prefetch
+from django.utils import translation
 
 from taxonomy.models import Example, ExampleKind, Level, Node, Taxonomy
 
@@ -93,7 +94,7 @@ class PickerNode:
     parent_code: str = ""
     codes: str = ""  # codes from the type down, space-separated (the JS picker's path)
     below: list[str] = field(default_factory=list)  # names and examples under a leaf
-    below_names: list[str] = field(default_factory=list)
+    below_nodes: list[Node] = field(default_factory=list)
     below_examples: list[Example] = field(default_factory=list)
 
     @property
@@ -121,16 +122,21 @@ def label_picker_versioned(
     excluded = ",".join(str(pk) for pk in sorted(exclude))
     digest = hashlib.sha256(excluded.encode()).hexdigest()[:16] if excluded else "-"
     content = taxonomy_fingerprint(taxonomy)
-    key = f"label-picker:v3:{taxonomy.pk}:{depth}:{content}:{digest}"
+    key = f"label-picker:v4:{taxonomy.pk}:{depth}:{content}:{digest}"
     picker = cache.get(key)
     if picker is None:
         picker = label_picker_build(taxonomy, depth, exclude=exclude)
         cache.set(key, picker, PICKER_CACHE_SECONDS)
-    return hashlib.sha256(key.encode()).hexdigest()[:16], picker
+    # the details built from the picker are in the reader's language (names, definitions)
+    shown_as = f"{key}:{translation.get_language()}"
+    return hashlib.sha256(shown_as.encode()).hexdigest()[:16], picker
 
 
 # What the picker is made of: every column of a node or example it shows or orders by.
-_NODE_COLUMNS = ("id", "code", "level", "name", "definition", "parent_id", "position", "retired_at")
+_NODE_COLUMNS = (
+    "id", "code", "level", "name", "definition", "name_zh", "definition_zh", "parent_id",
+    "position", "retired_at",
+)  # fmt: skip
 _EXAMPLE_COLUMNS = ("id", "node_id", "kind", "text", "position")
 
 
@@ -191,7 +197,7 @@ def label_picker_build(
         if n.depth > limit and parent is not None:  # a root is never below the depth
             wrapped[n.pk] = parent  # stand in for the ancestor at the depth
             parent.below.append(n.name)
-            parent.below_names.append(n.name)
+            parent.below_nodes.append(n)
             parent.below.extend(e.text for e in examples)
             parent.below_examples.extend(examples)
             if examples and n.depth == Level.depth_of(Level.SUBTHEME):
@@ -227,13 +233,17 @@ def picker_levels(roots: list[PickerNode]) -> list[list[PickerNode]]:
 def picker_details(roots: list[PickerNode]) -> dict[str, dict]:
     """Per option code: its definition, the names of the categories under it and its examples
     (its own, or those of the categories under it), as the labeling page shows the option that
-    has focus and searches them."""
+    has focus and searches them, in the reader's language; `other`: the names and definitions
+    in the other language, which the search looks in too."""
     details: dict[str, dict] = {}
     for level in picker_levels(roots):
         for pn in level:
             details[pn.node.code] = {
-                "definition": pn.node.definition,
-                "below": pn.below_names,
+                "definition": pn.node.shown_definition,
+                "below": [n.shown_name for n in pn.below_nodes],
+                "other": " ".join(
+                    n.other_language_text for n in [pn.node, *pn.below_nodes]
+                ).strip(),
                 "examples": [
                     [str(e.get_kind_display()), e.text] for e in pn.examples + pn.below_examples
                 ],

@@ -172,7 +172,12 @@ def load_study_taxonomy():
 
     taxonomy = Taxonomy.objects.filter(name="LLM challenges", version="1").first()
     if taxonomy is None or not taxonomy.nodes.exists():
-        taxonomy_load(path=STUDY / "taxonomy.csv", name="LLM challenges", version="1")
+        taxonomy_load(
+            path=STUDY / "taxonomy.csv",
+            name="LLM challenges",
+            version="1",
+            translations=settings.STUDY_TAXONOMY_ZH,
+        )
         taxonomy = Taxonomy.objects.get(name="LLM challenges", version="1")
         for detail in sorted((STUDY / "study-details").glob("*.csv")):
             examples_load(path=detail, taxonomy=taxonomy)

@@ -177,9 +177,21 @@ class TaxonomyUploadForm(forms.Form):
 
 
 class NodeEditForm(forms.Form):
-    definition = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
+    definition = forms.CharField(
+        label=_("Definition"), required=False, widget=forms.Textarea(attrs={"rows": 4})
+    )
+    name_zh = forms.CharField(
+        label=_("Chinese name"),
+        required=False,
+        max_length=300,
+        help_text=_("Shown beside the English name in the Chinese interface; searched in both."),
+    )
+    definition_zh = forms.CharField(
+        label=_("Chinese definition"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
     examples = forms.CharField(
+        label=_("Examples"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 8}),
-        help_text="One example a line.",
+        help_text=_("One example a line."),
     )

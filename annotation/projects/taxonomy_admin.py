@@ -101,18 +101,29 @@ def _example_kind(node: Node) -> str:
 
 
 @transaction.atomic
-def node_edit(*, user, node: Node, definition: str, examples: list[str]) -> Node:
-    """Set the node's definition and its examples (in this order; blank lines dropped)."""
+def node_edit(
+    *,
+    user,
+    node: Node,
+    definition: str,
+    examples: list[str],
+    chinese: tuple[str, str] | None = None,
+) -> Node:
+    """Set the node's definition and its examples (in this order; blank lines dropped), and with
+    `chinese` its Chinese name and definition."""
     examples = [e.strip() for e in examples if e.strip()]
     if len(examples) > EXAMPLES_MAX:
         raise ConcordError(f"{len(examples)} examples; keep it to {EXAMPLES_MAX}.")
     owner = gate_node(user, node)
     node = Node.objects.select_for_update().get(pk=node.pk)
     before: dict[str, object] = {"code": node.code, "definition": node.definition}
+    name_zh, definition_zh = (s.strip() for s in chinese or (node.name_zh, node.definition_zh))
+    if (name_zh, definition_zh) != (node.name_zh, node.definition_zh):
+        before |= {"name_zh": node.name_zh, "definition_zh": node.definition_zh}
     before["examples"] = list(node.examples.values_list("text", flat=True))
     kind = _example_kind(node)
-    node.definition = definition
-    node.save(update_fields=["definition"])
+    node.definition, node.name_zh, node.definition_zh = definition, name_zh, definition_zh
+    node.save(update_fields=["definition", "name_zh", "definition_zh"])
     node.examples.all().delete()
     Example.objects.bulk_create(
         [
@@ -120,7 +131,10 @@ def node_edit(*, user, node: Node, definition: str, examples: list[str]) -> Node
             for i, t in enumerate(dict.fromkeys(examples))
         ]
     )
-    after = {"code": node.code, "definition": definition, "examples": list(dict.fromkeys(examples))}
+    after: dict[str, object] = {"code": node.code, "definition": definition}
+    if "name_zh" in before:
+        after |= {"name_zh": name_zh, "definition_zh": definition_zh}
+    after["examples"] = list(dict.fromkeys(examples))
     if after != before:
         _audit(node.taxonomy, user, before, after, owner)
     return node

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.gate import gate_node
@@ -40,7 +41,7 @@ def taxonomy_upload_page(request):
         except ConcordError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Loaded {taxonomy}.")
+            messages.success(request, _("Loaded %(taxonomy)s.") % {"taxonomy": taxonomy})
             return redirect("taxonomy-detail", pk=taxonomy.pk)
     return render(request, "taxonomy/upload.html", {"form": form})
 
@@ -50,7 +51,12 @@ def node_edit_page(request, pk: int):
     node = get_object_or_404(Node.objects.select_related("taxonomy"), pk=pk)
     gate_node(request.user, node)  # a shared node: staff; a project's own: its leads
     examples = "\n".join(node.examples.values_list("text", flat=True))
-    initial = {"definition": node.definition, "examples": examples}
+    initial = {
+        "definition": node.definition,
+        "name_zh": node.name_zh,
+        "definition_zh": node.definition_zh,
+        "examples": examples,
+    }
     form = NodeEditForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
@@ -59,16 +65,28 @@ def node_edit_page(request, pk: int):
                 node=node,
                 definition=form.cleaned_data["definition"],
                 examples=form.cleaned_data["examples"].splitlines(),
+                chinese=_chinese_posted(request, form),
             )
         except ConcordError as exc:
             form.add_error(None, exc.message)
         else:
-            messages.success(request, f"Saved {node.code} {node.name}.")
+            messages.success(
+                request,
+                _("Saved %(code)s %(name)s.") % {"code": node.code, "name": node.shown_name},
+            )
             return redirect("taxonomy-node-edit", pk=node.pk)
     return render(request, "taxonomy/node_edit.html", {"node": node, "form": form})
 
 
 @require_POST
+def _chinese_posted(request, form: NodeEditForm) -> tuple[str, str] | None:
+    """The Chinese name and definition the form sent; None from a form that has no such fields
+    (one loaded before they existed), which then leaves the stored Chinese as it is."""
+    if "name_zh" not in request.POST:
+        return None
+    return form.cleaned_data["name_zh"], form.cleaned_data["definition_zh"]
+
+
 @login_required
 def node_retire_page(request, pk: int):
     """retire=1 retires the node, retire=0 brings it back."""
@@ -76,5 +94,6 @@ def node_retire_page(request, pk: int):
     gate_node(request.user, node)  # a shared node: staff; a project's own: its leads
     retired = request.POST.get("retire") == "1"
     node_retire(user=request.user, node=node, retired=retired)
-    messages.success(request, f"{node.code} {'retired' if retired else 'restored'}.")
+    done = _("%(code)s retired.") if retired else _("%(code)s restored.")
+    messages.success(request, done % {"code": node.code})
     return redirect("taxonomy-node-edit", pk=node.pk)

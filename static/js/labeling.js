@@ -113,7 +113,7 @@
   function detailText(code) {
     var d = details[code];
     if (!d) { return ""; }
-    return [d.definition].concat(d.below, d.examples.map(function (x) { return x[1]; })).join(" ");
+    return [d.definition, d.other || ""].concat(d.below, d.examples.map(function (x) { return x[1]; })).join(" ");
   }
 
   function buildTexts() {

@@ -15,7 +15,7 @@
 
   function ownText(li) {
     var details = li.querySelector(":scope > details");
-    var parts = [li.dataset.code];
+    var parts = [li.dataset.code, li.dataset.other || ""];  // the other language's name and definition
     details.querySelectorAll(":scope > summary, :scope > .definition, :scope > .examples li")
       .forEach(function (el) { parts.push(el.textContent); });
     return parts.join(" ").toLowerCase();

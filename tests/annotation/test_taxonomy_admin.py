@@ -78,6 +78,24 @@ def test_editing_a_definition_and_examples_is_audited(client, personas, project)
     assert event.actor == editor
 
 
+def test_the_chinese_name_and_definition_are_edited_and_audited(client, personas, project):
+    node = project.taxonomy.nodes.get(code="C.2")
+    client.force_login(staff())
+    data = {"name_zh": " 显存与资源 ", "definition_zh": "显存不足、泄漏"}
+    data |= {"definition": "", "examples": ""}
+    assert client.post(f"/taxonomy-admin/nodes/{node.pk}/", data).status_code == 302
+    node.refresh_from_db()
+    assert (node.name_zh, node.definition_zh) == ("显存与资源", "显存不足、泄漏")
+    event = AuditEvent.objects.get(project=project, action=Action.TAXONOMY)
+    assert event.before["name_zh"] == "资源效率与内存管理"
+    assert event.after["name_zh"] == "显存与资源"
+    # a form from before the Chinese fields existed leaves them as they are
+    assert client.post(f"/taxonomy-admin/nodes/{node.pk}/", {"definition": "x"}).status_code == 302
+    node.refresh_from_db()
+    assert node.definition == "x"
+    assert (node.name_zh, node.definition_zh) == ("显存与资源", "显存不足、泄漏")
+
+
 def test_a_node_with_labels_is_retired_not_deleted(client, personas, labeled_project):
     node = Node.objects.filter(annotations__item__project=labeled_project).first()
     client.force_login(staff())

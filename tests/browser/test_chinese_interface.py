@@ -54,3 +54,37 @@ def test_chinese_interface_renders_a_chinese_issue_on_the_labeling_page(zh_page,
     page.reload()  # the browser still asks for Chinese; the chosen language wins
     expect(html).to_have_attribute("lang", "en")
     expect(page.locator("header form.language button")).to_have_text("简体中文")
+
+
+def test_the_taxonomy_reads_in_chinese_and_is_searched_in_both_languages(
+    zh_page, personas, project
+):
+    """The Chinese interface shows each category's Chinese name with the English beside; the
+    taxonomy page's search and the labeling page's find categories by words of either language."""
+    demo_items_load(project=project, path=settings.DEMO_DATA_DIR / "issues-zh.json")
+    page = zh_page
+    sign_in(page, "volunteer_a")
+    page.goto(reverse("taxonomy-detail", args=[project.taxonomy_id]))
+    memory = page.locator('#taxonomy-tree li.node[data-code="C.2"] > details > summary')
+    expect(memory).to_contain_text("资源效率与内存管理 · Resource Efficiency and Memory Management")
+    page.locator("#taxonomy-search").fill("超时")
+    expect(page.locator('#taxonomy-tree li.node.match[data-code="C.3.iii"]')).to_be_visible()
+    page.locator("#taxonomy-search").fill("memory management")  # the English name, beside
+    expect(page.locator('#taxonomy-tree li.node.match[data-code="C.2"]')).to_be_visible()
+
+    # the labeling page (themes): searching 显存 offers the memory theme, in Chinese
+    page.goto(reverse("label-next", args=[project.slug]))
+    scripts_ready(page)
+    page.keyboard.press("/")
+    page.keyboard.type("显存")
+    option = page.locator('#picker li.opt[data-code="C.2"]')
+    expect(option).to_be_visible()
+    expect(option).to_contain_text("资源效率与内存管理")
+
+    # and from the English interface, the Chinese words still find it
+    page.locator("header form.language button", has_text="English").click()
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    page.goto(reverse("taxonomy-detail", args=[project.taxonomy_id]))
+    page.locator("#taxonomy-search").fill("显存")
+    expect(page.locator('#taxonomy-tree li.node.match[data-code="C.2"]')).to_be_visible()
+    expect(memory).not_to_contain_text("资源效率")

@@ -39,7 +39,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         data = settings.STUDY_DATA_DIR
-        taxonomy_load(path=data / "taxonomy.csv", name="LLM challenges", version="1")
+        taxonomy_load(
+            path=data / "taxonomy.csv",
+            name="LLM challenges",
+            version="1",
+            translations=settings.STUDY_TAXONOMY_ZH,
+        )
         taxonomy = Taxonomy.objects.get(name="LLM challenges", version="1")
         for detail in sorted((data / "study-details").glob("*.csv")):
             examples_load(path=detail, taxonomy=taxonomy)
