@@ -166,9 +166,8 @@ class ItemImportAdmin(admin.ModelAdmin):
     list_filter = ("status", "project")
     search_fields = ("project__slug", "name", "requested_by__username", "error")
     list_select_related = ("project", "requested_by")
-    # The file itself stays out of the pages: it may be tens of MB.
-    exclude = ("text",)
     readonly_fields = (
+        "file",
         "records_total",
         "records_checked",
         "issues_created",
@@ -178,9 +177,6 @@ class ItemImportAdmin(admin.ModelAdmin):
         "error",
         "problems",
     )
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).defer("text")
 
 
 @admin.register(ProposalVote)

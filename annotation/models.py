@@ -527,12 +527,16 @@ class ExportJob(BackgroundJob):
 class ItemImport(BackgroundJob):
     """One JSON or JSONL file of issues with their text, added to a project as items in the
     background (annotation.projects.item_imports). The whole file is checked first and written
-    in one transaction: it goes in whole or not at all."""
+    in one transaction: it goes in whole or not at all. The file waits on disk, not in this row:
+    the worker reads it as a stream (issue 25)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="item_imports")
     name = models.CharField(max_length=200, help_text="The file's name, as errors cite it.")
-    text = models.TextField(
-        blank=True, help_text="The file as sent; emptied once the job has finished."
+    file = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The file as sent, under VAR_DIR/item-imports; removed once the job has "
+        "finished.",
     )
     records_total = models.PositiveIntegerField(
         null=True, blank=True, help_text="Issues in the file, once it has been read."

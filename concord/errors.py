@@ -73,14 +73,21 @@ def utf8_text(data: bytes, name: str) -> str:
     try:
         return data[bom:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        at = bom + exc.start
-        line_start = data.rfind(b"\n", 0, at) + 1
-        line = data.count(b"\n", 0, at) + 1
-        message = (
-            f"not UTF-8 text: byte {at - line_start + 1} of the line (0x{data[at]:02x}) is "
-            f"{exc.reason}; save the file as UTF-8"
-        )
-        raise RowError(name, line, None, message) from exc
+        raise not_utf8(name, data, bom + exc.start, exc.reason) from exc
+
+
+def not_utf8(
+    name: str, data: bytes, at: int, reason: str, *, line: int = 1, column: int = 0
+) -> RowError:
+    """The RowError for byte `at` of `data`, which is not UTF-8. A file read in blocks names
+    where the block starts: its `line`, and the `column` (bytes of that line before it)."""
+    line_start = data.rfind(b"\n", 0, at) + 1
+    before = column if line_start == 0 else 0
+    message = (
+        f"not UTF-8 text: byte {before + at - line_start + 1} of the line (0x{data[at]:02x}) is "
+        f"{reason}; save the file as UTF-8"
+    )
+    return RowError(name, line + data.count(b"\n", 0, at), None, message)
 
 
 class BadInput(ConcordError):

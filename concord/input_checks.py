@@ -19,12 +19,13 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 ID_MAX = 2**63 - 1  # PostgreSQL bigint, the type of every primary key
 
 
-def text_problem(text: str) -> str | None:
-    """Why `text` cannot be stored as text, or None."""
+def text_problem(text: str, *, before: int = 0) -> str | None:
+    """Why `text` cannot be stored as text, or None; `before` characters of its line come before
+    it (a file read in blocks)."""
     match = _UNSTORABLE.search(text)
     if match is None:
         return None
-    at = match.start() + 1
+    at = before + match.start() + 1
     if match.group() == "\x00":
         return f"contains a NUL character (U+0000) at character {at}; remove it"
     return f"contains a lone surrogate (U+{ord(match.group()):04X}) at character {at}; send UTF-8"

@@ -8,10 +8,14 @@
 
 Only `url` is required. A file is checked whole before anything is written, and every problem
 comes back as a RowError naming the file, the line the object starts on and the field
-(`comments[2].created_at`). Stored as the harvest stores issues (ingest.harvest.issue_row and
-the same upsert): an issue already held with a later `updated_at` keeps its text, and comments
-are unique by host + id. A comment without the host's `id` gets a stable negative id from the
-issue's URL and its place in the list, so importing the same file again changes nothing.
+(`comments[2].created_at`). A file is read as a stream, a block at a time, twice: once to check
+it (issue_file_check), once to store it in chunks (issue_file_chunks); neither holds the file,
+so memory does not grow with its size (issue 25; tests.bench.item_imports measures it).
+
+Stored as the harvest stores issues (ingest.harvest.issue_row and the same upsert): an issue
+already held with a later `updated_at` keeps its text, and comments are unique by host + id. A
+comment without the host's `id` gets a stable negative id from the issue's URL and its place in
+the list, so importing the same file again changes nothing.
 
 Issues and comments are shared by every project that holds them, and their text is their
 tracker's: the caller names the issues whose text a file may not change (those other projects
@@ -21,20 +25,24 @@ the file (issue_file_stored_clashes), since a comment never moves between issues
 
 from __future__ import annotations
 
+import codecs
 import hashlib
+import io
 import json
 import re
 import sys
-from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from itertools import islice
+from typing import BinaryIO, TextIO, TypeVar
 
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from concord.db import upsert
-from concord.errors import RowError
+from concord.errors import RowError, not_utf8
 from concord.input_checks import text_problem
 from ingest.clients.base import CommentRecord, IssueRecord
 from ingest.harvest import ISSUE_UPDATE_FIELDS, comment_row, comments_upsert, issue_row
@@ -64,7 +72,10 @@ _NUMBER = re.compile(r"[-+0-9.eE]+")
 # decides whether the file's copy is newer, as in the upsert).
 TEXT_FIELDS = ("title", "body", "author", "state", "labels", "created_at", "closed_at")
 COMMENT_TEXT_FIELDS = ("author", "body", "created_at")
-PROGRESS_EVERY = 500  # records
+# Records stored at a time inside the file's one transaction: what bounds memory while writing.
+CHUNK = 2000
+BLOCK = 1024 * 1024  # characters read (or bytes copied) at a time
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -90,39 +101,64 @@ class _Bad(ValueError):
         super().__init__(message)
 
 
-def issue_file_parse(
-    *, text: str, name: str, progress: Callable[[int], object] | None = None
-) -> tuple[list[IssueFileRecord], list[RowError]]:
-    """Every record of the file, or the problems found (all of them, each with its line)."""
-    records: list[IssueFileRecord] = []
+def issue_file_check(
+    stream: TextIO, name: str, progress: Callable[[int], object] | None = None
+) -> tuple[int, list[RowError]]:
+    """Read the file once for its problems, all of them, each with its line (those of what
+    Concord holds included, issue_file_stored_clashes); return how many records it has. Only
+    where each issue and comment id was seen is kept, not the records."""
     errors: list[RowError] = []
-    seen: dict[IssueRef, int] = {}
-    comment_lines: dict[tuple[str, int], int] = {}
-    for line, value in _objects(text, name, errors):
-        try:
-            record = _record(value, line)
-        except _Bad as exc:
-            errors.append(RowError(name, line, exc.field, str(exc)))
-            continue
-        if record.ref in seen:
-            errors.append(RowError(name, line, "url", f"duplicate of line {seen[record.ref]}"))
-            continue
-        seen[record.ref] = line
-        clash = _comment_clash(record, comment_lines)
-        if clash is not None:
-            errors.append(RowError(name, line, clash[0], clash[1]))
-            continue
-        records.append(record)
-        if progress is not None and len(records) % PROGRESS_EVERY == 0:
-            progress(len(records))
+    count = 0
+    for chunk in _batched(_checked(stream, name, errors), CHUNK):
+        errors += issue_file_stored_clashes(chunk, name)
+        count += len(chunk)
+        if progress is not None:
+            progress(count)
+    if not count and not errors:
+        errors.append(RowError(name, 1, None, "no issues in the file"))
+    return count, errors
+
+
+def issue_file_chunks(stream: TextIO, name: str) -> Iterator[tuple[IssueFileRecord, ...]]:
+    """The records of a file issue_file_check found no problem in, CHUNK at a time."""
+    errors: list[RowError] = []
+    for chunk in _batched(_records(stream, name, errors), CHUNK):
+        if errors:
+            raise errors[0]  # the file changed after it was checked
+        yield chunk
+    if errors:
+        raise errors[0]
+
+
+def issue_file_parse(*, text: str, name: str) -> tuple[list[IssueFileRecord], list[RowError]]:
+    """Every record of a file held as text, or the problems found in the file itself (all of
+    them, each with its line)."""
+    errors: list[RowError] = []
+    records = list(_checked(io.StringIO(text, newline=""), name, errors))
     if not records and not errors:
         errors.append(RowError(name, 1, None, "no issues in the file"))
     return records, errors
 
 
+def issue_file_save(blocks: Iterable[bytes], name: str, out: BinaryIO) -> None:
+    """Copy a file arriving in blocks (an upload's chunks) to `out`, checking as it goes that it
+    is UTF-8 text PostgreSQL can store (no NUL); else a RowError names the line of the first
+    byte that is not, as utf8_text does for a file held whole."""
+    place = _Place()
+    pending = b""
+    for block in blocks:
+        data = pending + block
+        whole = len(data) - _cut_sequence(data)
+        _check_block(data[:whole], name, place)
+        out.write(data[:whole])
+        pending = data[whole:]
+    _check_block(pending, name, place)  # a sequence the end of the file cut off
+    out.write(pending)
+
+
 @transaction.atomic
 def issue_file_store(
-    records: list[IssueFileRecord],
+    records: Sequence[IssueFileRecord],
     *,
     keep_text: Callable[[Collection[int]], Collection[int]] = lambda ids: (),
 ) -> StoredIssues:
@@ -157,7 +193,7 @@ def issue_file_store(
     return StoredIssues(issue_ids=[ids[r.ref] for r in records], created=created, kept=kept)
 
 
-def issue_file_stored_clashes(records: list[IssueFileRecord], name: str) -> list[RowError]:
+def issue_file_stored_clashes(records: Sequence[IssueFileRecord], name: str) -> list[RowError]:
     """A RowError for each record with a comment whose id Concord holds under another issue: a
     comment never moves between issues, so the file cannot be right about both."""
     keys = {(r.ref.host, c.comment_id) for r in records for c in r.comments}
@@ -176,29 +212,170 @@ def issue_file_stored_clashes(records: list[IssueFileRecord], name: str) -> list
     return errors
 
 
-def issue_file_text_check(text: str, name: str) -> None:
-    """A RowError naming the first line with text PostgreSQL cannot hold (a raw NUL byte, a lone
-    surrogate), which the job row could not even store."""
-    if text_problem(text) is None:
-        return
-    for number, line in enumerate(text.splitlines(), start=1):
-        problem = text_problem(line)
-        if problem is not None:
-            raise RowError(name, number, None, problem)
+@dataclass
+class _Place:
+    """Where the next block of a file being copied starts: its line, and how many bytes and
+    characters of that line came before it."""
+
+    line: int = 1
+    bytes: int = 0
+    chars: int = 0
+    at_start: bool = True
+
+
+def _check_block(data: bytes, name: str, place: _Place) -> None:
+    bom = len(codecs.BOM_UTF8) if place.at_start and data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = data[bom:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = bom + exc.start
+        raise not_utf8(name, data, at, exc.reason, line=place.line, column=place.bytes) from exc
+    nul = text.find("\x00")  # the one character UTF-8 text can hold and PostgreSQL cannot
+    if nul >= 0:
+        line_start = text.rfind("\n", 0, nul) + 1
+        before = place.chars if line_start == 0 else 0
+        problem = text_problem(text[line_start : nul + 1], before=before)
+        raise RowError(name, place.line + text.count("\n", 0, nul), None, str(problem))
+    place.line += text.count("\n")
+    place.bytes = _after_last_newline(data, place.bytes)
+    place.chars = _after_last_newline(text, place.chars)
+    place.at_start = place.at_start and not data
+
+
+def _after_last_newline(data: str | bytes, before: int) -> int:
+    """How much of the last line of `data` there is, `before` (of the line, before `data`)
+    counted when `data` has no newline."""
+    newline = data.rfind(b"\n") if isinstance(data, bytes) else data.rfind("\n")
+    return len(data) - newline - 1 if newline >= 0 else before + len(data)
+
+
+def _cut_sequence(data: bytes) -> int:
+    """How many bytes at the end of `data` start a UTF-8 sequence that the next block ends."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # not a continuation byte: the last sequence starts here
+            size = 4 if byte >= 0xF0 else 3 if byte >= 0xE0 else 2 if byte >= 0xC0 else 1
+            return back if size > back else 0
+    return 0
 
 
 # ---------------------------------------------------------------- reading the file
 
 
-def _objects(text: str, name: str, errors: list[RowError]) -> Iterator[tuple[int, object]]:
+def _batched(items: Iterable[_T], size: int) -> Iterator[tuple[_T, ...]]:
+    """itertools.batched, which Python 3.12 brings."""
+    iterator = iter(items)
+    while chunk := tuple(islice(iterator, size)):
+        yield chunk
+
+
+def _checked(stream: TextIO, name: str, errors: list[RowError]) -> Iterator[IssueFileRecord]:
+    """The records of the file with no problem, in the file or with the records before them (a
+    repeated issue or comment id); the problems go to `errors`."""
+    seen = _Seen()
+    for record in _records(stream, name, errors):
+        problem = seen.problem(record, name)
+        if problem is None:
+            yield record
+        else:
+            errors.append(problem)
+
+
+def _records(stream: TextIO, name: str, errors: list[RowError]) -> Iterator[IssueFileRecord]:
+    """The records of the file that are right by themselves; the problems go to `errors`."""
+    for line, value in _objects(_Window(stream), name, errors):
+        try:
+            yield _record(value, line)
+        except _Bad as exc:
+            errors.append(RowError(name, line, exc.field, str(exc)))
+
+
+@dataclass
+class _Seen:
+    """Where each issue and comment id of the file was first seen: all a check keeps of the
+    records it has read."""
+
+    issues: dict[IssueRef, int] = field(default_factory=dict)
+    comments: dict[str, dict[int, int]] = field(default_factory=dict)
+
+    def problem(self, record: IssueFileRecord, name: str) -> RowError | None:
+        first = self.issues.get(record.ref)
+        if first is not None:
+            return RowError(name, record.line, "url", f"duplicate of line {first}")
+        self.issues[record.ref] = record.line
+        clash = _comment_clash(record, self.comments)
+        return None if clash is None else RowError(name, record.line, *clash)
+
+
+class _Window:
+    """The part of a text stream being read: blocks are added at the end as a record needs them
+    and what was read is dropped from the front, so a record and a block or two are held, not
+    the file. Positions are in `text`; lines and columns are the file's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream, self.text, self.ended = stream, "", False
+        self.first_line, self.first_column = 1, 0  # where text[0] is in the file
+        self.position, self.line = 0, 1  # the line of text[position], counted forward
+
+    def more(self) -> bool:
+        """Read another block (or as much as is held, for a record larger than a block); False
+        at the end of the file."""
+        block = "" if self.ended else self.stream.read(max(BLOCK, len(self.text)))
+        self.ended = not block
+        self.text += block
+        return not self.ended
+
+    def line_at(self, position: int) -> int:
+        """The file's line of `position`, for positions that only move forward: each call counts
+        only the newlines since the last one."""
+        self.line += self.text.count("\n", self.position, position)
+        self.position = position
+        return self.line
+
+    def column(self, exc: json.JSONDecodeError) -> int:
+        """The column in the file of a decoding error in `text`."""
+        return exc.colno + (self.first_column if exc.lineno == 1 else 0)
+
+    def forget(self, position: int) -> int:
+        """Drop the text before `position`, once a block of it has been read; its new place."""
+        if position < BLOCK:
+            return position
+        self.first_line = self.line_at(position)
+        self.first_column = _after_last_newline(self.text[:position], self.first_column)
+        self.text, self.position = self.text[position:], 0
+        return 0
+
+    def skip_space(self, position: int) -> int:
+        """The first position from `position` on that is not white space, reading on as needed
+        (at the end of the file: the length of `text`)."""
+        while True:
+            position = self.forget(_skip_space(self.text, position))
+            if position < len(self.text) or not self.more():
+                return position
+
+    def line_end(self, position: int) -> int:
+        """Where the line at `position` ends: its newline, or the end of the file."""
+        start = position
+        while (found := self.text.find("\n", start)) < 0:
+            start = len(self.text)
+            if not self.more():
+                return start
+        return found
+
+
+def _objects(window: _Window, name: str, errors: list[RowError]) -> Iterator[tuple[int, object]]:
     """(line, value) of each record: the elements of a JSON array, else one per JSONL line."""
-    start = _skip_space(text, 0)
-    if text[start : start + 1] == "[":
-        yield from _array_elements(text, name, start, errors)
+    start = window.skip_space(0)
+    if window.text[start : start + 1] == "[":
+        yield from _array_elements(window, name, start, errors)
         return
     # Split on newlines only: str.splitlines would also split at U+2028 and other separators,
     # which JSON allows unescaped inside a string.
-    for number, line in enumerate(text.split("\n"), start=1):
+    position = window.forget(0)
+    while position < len(window.text) or window.more():
+        end = window.line_end(position)
+        line, number = window.text[position:end], window.line_at(position)
+        position = window.forget(end + 1)
         if not line.strip():
             continue
         try:
@@ -212,55 +389,67 @@ def _objects(text: str, name: str, errors: list[RowError]) -> Iterator[tuple[int
 
 
 def _array_elements(
-    text: str, name: str, at: int, errors: list[RowError]
+    window: _Window, name: str, at: int, errors: list[RowError]
 ) -> Iterator[tuple[int, object]]:
     """Each element of the array at `at`, with the line it starts on (json.loads would give the
     values but not where they are)."""
     decoder = json.JSONDecoder()
-    lines = _LineCounter(text)
-    at = _skip_space(text, at + 1)
-    if text[at : at + 1] == "]":
+    at = window.skip_space(at + 1)
+    if window.text[at : at + 1] == "]":
         return
     while True:
-        try:
-            value, end = decoder.raw_decode(text, at)
-        except json.JSONDecodeError as exc:
-            message = f"not JSON: {exc.msg} at character {exc.colno}"
-            errors.append(RowError(name, exc.lineno, None, message))
+        decoded = _element(window, decoder, name, at, errors)
+        if decoded is None:
             return  # the rest of the array cannot be found reliably
-        except (RecursionError, ValueError):  # too deep, or an integer too long to read
-            field, message, found_end = _unreadable(text, at)
-            errors.append(RowError(name, lines.at(at), field, message))
-            if found_end is None:
-                return
-            end = found_end
-        else:
-            yield lines.at(at), value
-        at = _skip_space(text, end)
-        following = text[at : at + 1]
+        line, value, end = decoded
+        if line is not None:
+            yield line, value
+        at = window.skip_space(end)
+        following = window.text[at : at + 1]
         if following == "]":
-            if text[_skip_space(text, at + 1) :]:
-                errors.append(RowError(name, lines.at(at), None, "text after the array"))
+            line = window.line_at(at)
+            if window.skip_space(at + 1) < len(window.text):
+                errors.append(RowError(name, line, None, "text after the array"))
             return
         if following != ",":
             found = f"{following!r}" if following else "the end of the file"
             message = f"expected ',' or ']', found {found}"
-            errors.append(RowError(name, lines.at(at), None, message))
+            errors.append(RowError(name, window.line_at(at), None, message))
             return
-        at = _skip_space(text, at + 1)
+        at = window.skip_space(at + 1)
 
 
-class _LineCounter:
-    """The line of a position in `text`, for positions that only move forward: each call counts
-    only the newlines since the last one, so a large file is read once, not once per record."""
+def _element(
+    window: _Window, decoder: json.JSONDecoder, name: str, at: int, errors: list[RowError]
+) -> tuple[int | None, object, int] | None:
+    """(its line, None if it cannot be read; the value; where it ends) of the array element at
+    `at`, reading on while the element may go on past what is held; None, its problem in
+    `errors`, when where it ends cannot be found."""
+    while True:
+        try:
+            value, end = decoder.raw_decode(window.text, at)
+        except json.JSONDecodeError as exc:
+            if _cut_short(exc, window.text) and window.more():
+                continue
+            line = window.first_line + exc.lineno - 1
+            message = f"not JSON: {exc.msg} at character {window.column(exc)}"
+            errors.append(RowError(name, line, None, message))
+            return None
+        except (RecursionError, ValueError):  # too deep, or an integer too long to read
+            field, message, found_end = _unreadable(window.text, at)
+            if found_end is None and window.more():
+                continue
+            errors.append(RowError(name, window.line_at(at), field, message))
+            return None if found_end is None else (None, None, found_end)
+        if end == len(window.text) and window.more():
+            continue  # a number may go on in the next block
+        return window.line_at(at), value, end
 
-    def __init__(self, text: str) -> None:
-        self.text, self.position, self.line = text, 0, 1
 
-    def at(self, position: int) -> int:
-        self.line += self.text.count("\n", self.position, position)
-        self.position = position
-        return self.line
+def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:
+    """Whether a decoding error may only be the end of what is held cutting a value short: a
+    string not closed yet, or an error in the last few characters (a \\uXXXX escape's)."""
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(text) - 6
 
 
 def _skip_space(text: str, at: int) -> int:
@@ -460,15 +649,16 @@ def _moment(data: dict, key: str, where: str = "") -> datetime | None:
 
 
 def _comment_clash(
-    record: IssueFileRecord, lines: dict[tuple[str, int], int]
+    record: IssueFileRecord, lines: dict[str, dict[int, int]]
 ) -> tuple[str, str] | None:
     """(field, message) when a comment repeats the id of another in the file (comments are
-    unique by host and id); else note where each id is."""
+    unique by host and id); else note where each id is (by host, then id: no tuple per id)."""
+    on_host = lines.setdefault(record.ref.host, {})
     for n, comment in enumerate(record.comments):
-        key = (record.ref.host, comment.comment_id)
-        if key in lines:
-            return f"comments[{n}].id", f"the id of a comment on line {lines[key]} again"
-        lines[key] = record.line
+        first = on_host.get(comment.comment_id)
+        if first is not None:
+            return f"comments[{n}].id", f"the id of a comment on line {first} again"
+        on_host[comment.comment_id] = record.line
     return None
 
 

@@ -81,7 +81,12 @@ def _issue_ids(refs: list[IssueRef]) -> dict[IssueRef, int]:
     for r in refs:
         by_repo.setdefault((r.host, r.owner.lower(), r.repo.lower()), set()).add(r.number)
     for (host, owner, repo), numbers in by_repo.items():
-        rows = repository_issues(host, owner, repo).values_list("pk", "owner", "repo", "number")
+        issues = repository_issues(host, owner, repo)
+        if len(numbers) <= BATCH:
+            # A chunk of an item import (issue 25) asks for a few numbers, again and again:
+            # looked up, not read with the whole repository each time. Many: read once.
+            issues = issues.filter(number__in=numbers)
+        rows = issues.values_list("pk", "owner", "repo", "number")
         matching = [row for row in rows.iterator(chunk_size=BATCH) if row[3] in numbers]
         for pk, stored_owner, stored_repo, number in sorted(matching):
             ids.setdefault(IssueRef(host, stored_owner, stored_repo, number), pk)

@@ -245,7 +245,7 @@ def handed_candidate(project, people) -> int:
 def item_import(project) -> int:
     from annotation.models import ItemImport
 
-    return ItemImport.objects.create(project=project, name="issues.jsonl", text="").pk
+    return ItemImport.objects.create(project=project, name="issues.jsonl").pk
 
 
 def disputed_item(project, personas) -> int:

@@ -994,7 +994,7 @@ def _item_job(w: World) -> int:
         project=w.project,
         user=w.people["admin"],
         name="issues.jsonl",
-        text=json.dumps(ISSUE_RECORD) + "\n",
+        blocks=[json.dumps(ISSUE_RECORD).encode() + b"\n"],
         enqueue=False,
     )
     return queued.job.pk

@@ -25,7 +25,6 @@ from concord.parsers import FormParser, JSONParser, MultiPartParser, SettingCap
 from ingest.api.serializers import FileOrTextIn, UrlListIn, UrlListReportOut
 from ingest.api.views import report_data
 from ingest.forms import MAX_UPLOAD_BYTES
-from ingest.issue_files import issue_file_text_check
 from ingest.models import KeywordSet, Source
 
 JOBS_LISTED = 50
@@ -103,7 +102,7 @@ class ProjectItemImportsApi(APIView):
     @extend_schema(responses=ItemImportOut(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.ADMIN)
-        jobs = project.item_imports.select_related("project", "requested_by").defer("text")
+        jobs = project.item_imports.select_related("project", "requested_by")
         return Response(ItemImportOut(jobs[:JOBS_LISTED], many=True).data)
 
     @extend_schema(
@@ -121,9 +120,9 @@ class ProjectItemImportsApi(APIView):
             raise BadInput(
                 "file" if upload else "text", f"{size // 1024} kB; the limit is {limit} MB."
             )
-        text = utf8_text(upload.read(), name) if upload else data["text"]
-        issue_file_text_check(text, name)
-        queued = item_import_start(project=project, user=request.user, name=name, text=text)
+        # An upload past FILE_UPLOAD_MAX_MEMORY_SIZE is a temporary file: copied in chunks.
+        blocks = upload.chunks() if upload else [data["text"].encode()]
+        queued = item_import_start(project=project, user=request.user, name=name, blocks=blocks)
         return Response(ItemImportOut(queued.job).data, status=status.HTTP_201_CREATED)
 
 
@@ -135,7 +134,7 @@ class ProjectItemImportApi(APIView):
     def get(self, request: Request, slug: str, pk: int) -> Response:
         project = access_project(request.user, slug, at_least=Role.ADMIN)
         job = get_object_or_404(
-            ItemImport.objects.select_related("project", "requested_by").defer("text"),
+            ItemImport.objects.select_related("project", "requested_by"),
             project=project,
             pk=pk,
         )

@@ -1,12 +1,15 @@
 """Items with their text, in bulk: a JSON or JSONL file of issues (ingest.issue_files) added to a
 project as a background job (annotation.jobs), as Label Studio's and doccano's imports are.
 
-The job row holds the file until it is done. The worker checks the whole file first, beating
+The file waits on disk (VAR_DIR/item-imports, shared by the web and worker processes, as
+exports are) until the job is done; neither process holds it whole (issue 25: a 57 MB file took
+a worker to 668 MiB). The worker reads it twice as a stream: first to check all of it, beating
 the heartbeat with the number of records checked; a file with any problem fails with every
-problem listed (file, line, field) and nothing written. A good file is written in one
-transaction: its issues and comments, then the items through project_items_add, the one way
-issues become items. A killed worker's job is sent again by the sweep and starts over; the
-writes are upserts, so a rerun never duplicates anything.
+problem listed (file, line, field) and nothing written. Then a good file is written in one
+transaction, ingest.issue_files.CHUNK records at a time: their issues and comments, then their
+items through project_items_add, the one way issues become items. A killed worker's job is sent
+again by the sweep and starts over; the writes are upserts, so a rerun never duplicates
+anything.
 
 Issues are shared between projects, and what one project's volunteers read must not change
 under them because another project imported a file: an issue another project holds keeps its
@@ -17,9 +20,12 @@ finished job's `problems` names it, as a warning.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+import uuid
+from collections.abc import Collection, Iterable
 from functools import partial
+from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 
 from annotation.gate import OPERATOR, Write, WriteRefused, gate
@@ -37,9 +43,10 @@ from annotation.projects.services import project_items_add
 from concord.errors import RowError
 from ingest.issue_files import (
     IssueFileRecord,
-    issue_file_parse,
+    issue_file_check,
+    issue_file_chunks,
+    issue_file_save,
     issue_file_store,
-    issue_file_stored_clashes,
 )
 
 logger = logging.getLogger(__name__)
@@ -49,16 +56,25 @@ KEPT = "kept the text of an issue another project holds"
 
 
 def item_import_start(
-    *, project: Project, user, name: str, text: str, enqueue: bool = True
+    *, project: Project, user, name: str, blocks: Iterable[bytes], enqueue: bool = True
 ) -> Queued[ItemImport]:
-    """Queue the import of `text` (the file called `name`) into `project`; the task is sent
-    after this transaction commits (without `enqueue`, the caller runs item_import_run)."""
+    """Save the file called `name`, arriving in `blocks` (an upload's chunks), and queue its
+    import into `project`; the task is sent after this transaction commits (without `enqueue`,
+    the caller runs item_import_run). Bytes that are not UTF-8, or a NUL, are a RowError at
+    once, and no job is made."""
     from annotation.projects.tasks import item_import_run as run_task
 
     gate(user or OPERATOR, project, Write.ITEMS_IMPORT)  # refused now, and by the worker later
 
-    task = run_task if enqueue else None
-    return job_queue(ItemImport, task, user=user, project=project, name=name, text=text)
+    path = item_import_dir() / f"{uuid.uuid4().hex}.json"
+    try:
+        with path.open("wb") as out:
+            issue_file_save(blocks, name, out)
+        task = run_task if enqueue else None
+        return job_queue(ItemImport, task, user=user, project=project, name=name, file=path.name)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
 
 
 def item_import_run(*, job_id: int) -> ItemImport | None:
@@ -68,40 +84,19 @@ def item_import_run(*, job_id: int) -> ItemImport | None:
     job = ItemImport.objects.select_related("project", "requested_by").filter(pk=job_id).first()
     if not claimed or job is None:
         return job
-    text, job.text = job.text, ""  # the parsed records are all that is needed from here
     actor = job.requested_by or OPERATOR
     try:
         # Asked again as the requester: the project may have been archived, or their role
         # lost, since the job was queued. Before anything is written, issues included.
         gate(actor, job.project, Write.ITEMS_IMPORT)
-        records, errors = issue_file_parse(
-            text=text,
-            name=job.name,
-            progress=lambda n: job_beat(ItemImport, job_id, records_checked=n),
-        )
-        del text  # tens of MB, while the records are written
-        errors += issue_file_stored_clashes(records, job.name)
+        with _opened(job) as stream:
+            total, errors = issue_file_check(
+                stream, job.name, lambda n: job_beat(ItemImport, job_id, records_checked=n)
+            )
         if errors:
             _fail_with(job, sorted(errors, key=lambda e: e.where.line or 0))
         else:
-            job_beat(ItemImport, job_id, records_total=len(records), records_checked=len(records))
-            with transaction.atomic():
-                keep_text = partial(_held_elsewhere, job.project)
-                stored = issue_file_store(records, keep_text=keep_text)
-                added = project_items_add(
-                    project=job.project,
-                    actor=actor,
-                    write=Write.ITEMS_IMPORT,
-                    issue_ids=stored.issue_ids,
-                )
-                job_finish(
-                    ItemImport,
-                    job_id,
-                    issues_created=stored.created,
-                    items_added=added,
-                    text="",
-                    problems=[_kept(job.name, r) for r in stored.kept],
-                )
+            _write(job, actor, total)
     except WriteRefused as exc:  # archived, or the requester's role lost, since it was queued
         job_fail(ItemImport, job_id, exc.message)
     except Exception:
@@ -111,6 +106,13 @@ def item_import_run(*, job_id: int) -> ItemImport | None:
         )
     job.refresh_from_db()
     return job
+
+
+def item_import_dir() -> Path:
+    """Where queued imports' files wait for a worker."""
+    folder = Path(settings.VAR_DIR) / "item-imports"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def item_import_progress(job: ItemImport) -> dict:
@@ -131,6 +133,38 @@ def item_import_progress(job: ItemImport) -> dict:
     return {"fraction": 0.0, "step": f"Checking: {job.records_checked:,} issues read."}
 
 
+def _write(job: ItemImport, actor, total: int) -> None:
+    """Store the checked file: all of it in one transaction, a chunk of records at a time, so
+    what is held is a chunk, not the file."""
+    job_beat(ItemImport, job.pk, records_total=total, records_checked=total)
+    created, added, kept = 0, 0, []
+    keep_text = partial(_held_elsewhere, job.project)
+    with transaction.atomic(), _opened(job) as stream:
+        for records in issue_file_chunks(stream, job.name):
+            stored = issue_file_store(records, keep_text=keep_text)
+            created += stored.created
+            kept += [_kept(job.name, r) for r in stored.kept]
+            added += project_items_add(
+                project=job.project,
+                actor=actor,
+                write=Write.ITEMS_IMPORT,
+                issue_ids=stored.issue_ids,
+            )
+        job_finish(
+            ItemImport, job.pk, issues_created=created, items_added=added, file="", problems=kept
+        )
+    _remove_file(job)
+
+
+def _opened(job: ItemImport):
+    # utf-8-sig drops a byte-order mark, as utf8_text does; newline="" leaves line ends as sent.
+    return (item_import_dir() / job.file).open(encoding="utf-8-sig", newline="")
+
+
+def _remove_file(job: ItemImport) -> None:
+    (item_import_dir() / job.file).unlink(missing_ok=True)
+
+
 def _fail_with(job: ItemImport, errors: list[RowError]) -> None:
     shown = "; ".join(str(e) for e in errors[:MAX_REPORTED])
     more = f"; and {len(errors) - MAX_REPORTED} more" if len(errors) > MAX_REPORTED else ""
@@ -139,8 +173,9 @@ def _fail_with(job: ItemImport, errors: list[RowError]) -> None:
         job.pk,
         f"{len(errors)} problem(s); nothing was imported: {shown}{more}",
         problems=[{**e.where.as_dict(), "message": e.message} for e in errors],
-        text="",
+        file="",
     )
+    _remove_file(job)
 
 
 def _held_elsewhere(project: Project, issue_ids: Collection[int]) -> set[int]:

@@ -79,9 +79,12 @@ def project_items_add(*, project: Project, actor, write: Write, issue_ids: Seque
     """Items for issues not yet in the project; existing items are left as they are. The one way
     items are added, so it asks the gate itself: `actor` making `write` (the entry point's)."""
     gate(actor, project, write)
-    existing = set(project.items.values_list("issue_id", flat=True))
+    ids = list(dict.fromkeys(issue_ids))
+    # Only these issues': an item import adds a chunk at a time (issue 25) to a project that
+    # may already hold the file's earlier chunks.
+    existing = set(project.items.filter(issue_id__in=ids).values_list("issue_id", flat=True))
     stage = entry_stage(project)
-    new = [(project.pk, i, stage) for i in dict.fromkeys(issue_ids) if i not in existing]
+    new = [(project.pk, i, stage) for i in ids if i not in existing]
     # COPY on PostgreSQL: bulk_create's per-object work was a third of a 38,742-issue item
     # import (tests.bench.item_imports). The database draws each row's shuffle key.
     insert_rows(Item, ("project_id", "issue_id", "stage"), new, ignore_conflicts=True)

@@ -32,7 +32,7 @@ def workers(redis_required, transactional_db, settings, tmp_path):
 def test_killed_worker_mid_import_leaves_nothing_and_the_rerun_writes_it_once(project, workers):
     first = workers.start()
     job = item_import_start(
-        project=project, user=None, name="big.jsonl", text=issues_jsonl(ROWS)
+        project=project, user=None, name="big.jsonl", blocks=[issues_jsonl(ROWS).encode()]
     ).job
 
     def writing():

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from annotation.jobs import jobs_stale
 from annotation.models import ItemImport, JobStatus, Stage
-from annotation.projects.item_imports import item_import_run
+from annotation.projects.item_imports import item_import_dir, item_import_run, item_import_start
 from ingest.models import Comment, Issue
 
 URL = "https://github.com/NVIDIA/Megatron-LM/issues/{}"
@@ -50,6 +50,11 @@ def issue(number: int, **fields) -> dict:
 
 def jsonl(*records: dict) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+
+
+@pytest.fixture(autouse=True)
+def files_in_tmp(settings, tmp_path):
+    settings.VAR_DIR = tmp_path  # where queued files wait
 
 
 @pytest.fixture
@@ -192,8 +197,15 @@ def test_only_project_admins_import(project, personas, who, code):
     assert api.get(f"/api/projects/{project.slug}/item-imports/").status_code == code
 
 
+def queued(project, data: bytes, name: str = "a.jsonl") -> ItemImport:
+    """A job as the API queues it, its task not sent."""
+    return item_import_start(
+        project=project, user=None, name=name, blocks=[data], enqueue=False
+    ).job
+
+
 def test_a_job_whose_worker_went_silent_is_swept_up_and_finished(project, personas, settings):
-    job = ItemImport.objects.create(project=project, name="a.jsonl", text=jsonl(issue(1)).decode())
+    job = queued(project, jsonl(issue(1)))
     assert jobs_stale(ItemImport) == []  # fresh: a worker may still take it
     past = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     ItemImport.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, heartbeat_at=past)
@@ -201,7 +213,8 @@ def test_a_job_whose_worker_went_silent_is_swept_up_and_finished(project, person
 
     finished = item_import_run(job_id=job.pk)  # what the re-sent task calls
     assert finished.status == JobStatus.DONE
-    assert finished.text == ""  # the file is not kept once it is in
+    assert finished.file == ""  # the file is not kept once it is in
+    assert not (item_import_dir() / job.file).exists()
     assert project.items.count() == 1
     assert item_import_run(job_id=job.pk).finished_at == finished.finished_at  # left alone
 
@@ -262,7 +275,7 @@ def test_the_sweep_task_sends_stale_imports_and_exports_again(
     from annotation.tasks import jobs_resume_stale
 
     settings.VAR_DIR = tmp_path  # where the export's file goes
-    job = ItemImport.objects.create(project=project, name="a.jsonl", text=jsonl(issue(1)).decode())
+    job = queued(project, jsonl(issue(1)))
     export = ExportJob.objects.create(project=project, format="study")
     # fresh: left to workers
     assert jobs_resume_stale() == {"exports": [], "item_imports": [], "label_imports": []}
@@ -298,7 +311,7 @@ def test_imported_text_reaches_volunteers_sanitized(
 
 
 def test_the_progress_answer_says_where_the_job_is(admin_api, project, settings):
-    job = ItemImport.objects.create(project=project, name="a.jsonl", text="{}")
+    job = ItemImport.objects.create(project=project, name="a.jsonl")
     url = f"/api/projects/{project.slug}/item-imports/{job.pk}/"
     assert admin_api.get(url).json()["progress"] == {
         "fraction": 0.0,
@@ -315,7 +328,7 @@ def test_the_progress_answer_says_where_the_job_is(admin_api, project, settings)
     assert running["progress"]["step"] == "Writing 2,000 issues as items."
     listed = admin_api.get(f"/api/projects/{project.slug}/item-imports/").json()
     assert [j["id"] for j in listed] == [job.pk]
-    assert "text" not in listed[0]
+    assert "file" not in listed[0]
 
 
 def test_the_command_imports_good_files_and_names_the_problems_of_bad_ones(project, tmp_path):
@@ -439,3 +452,85 @@ def test_a_comment_id_held_on_another_issue_fails_the_file_and_moves_nothing(
     assert (note.issue_id, note.body) == (elsewhere.pk, "original")
     assert Issue.objects.count() == 1  # issues 1 and 2 were not even created
     assert project.items.count() == 1  # only the one it held
+
+
+# -- Issue 25: the file is read as a stream and written a chunk at a time, all in one transaction.
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    """Blocks and chunks so small that a few records span many of each."""
+    from ingest import issue_files
+
+    monkeypatch.setattr(issue_files, "BLOCK", 50)
+    monkeypatch.setattr(issue_files, "CHUNK", 2)
+
+
+def test_a_file_whose_last_record_is_bad_imports_nothing_and_names_where(
+    admin_api, project, eager_tasks, small_pieces, django_capture_on_commit_callbacks
+):
+    records = [issue(n) for n in range(1, 8)] + [issue(8, comments=[{"body": 5}])]
+    text = "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n]\n"
+    response = post_file(
+        admin_api, project, "late.json", text.encode(), django_capture_on_commit_callbacks
+    )
+    job = ItemImport.objects.get(pk=response.json()["id"])
+    assert job.status == JobStatus.FAILED
+    assert [(p["path"], p["line"], p["column"]) for p in job.problems] == [
+        ("late.json", 9, "comments[0].body")
+    ]
+    assert (Issue.objects.count(), Comment.objects.count(), project.items.count()) == (0, 0, 0)
+    assert job.file == ""
+    assert list(item_import_dir().iterdir()) == []
+
+
+def test_a_failure_after_some_chunks_are_written_takes_them_all_back(
+    project, small_pieces, monkeypatch
+):
+    from annotation.projects import item_imports
+
+    written = []
+
+    def add_then_fail(**kwargs):
+        written.append(kwargs["issue_ids"])
+        if len(written) == 3:
+            raise RuntimeError("the database went away")
+        return real_add(**kwargs)
+
+    real_add = item_imports.project_items_add
+    monkeypatch.setattr(item_imports, "project_items_add", add_then_fail)
+    job = item_import_run(job_id=queued(project, jsonl(*[issue(n) for n in range(1, 8)])).pk)
+
+    assert len(written) == 3  # two chunks were in when the third failed
+    assert job.status == JobStatus.FAILED
+    assert job.error == "The import stopped on an unexpected error; nothing was added."
+    assert (Issue.objects.count(), Comment.objects.count(), project.items.count()) == (0, 0, 0)
+
+
+def stored_state(project) -> tuple:
+    issues = list(
+        Issue.objects.order_by("number").values_list("number", "title", "body", "comment_count")
+    )
+    comments = list(Comment.objects.order_by("comment_id").values_list("comment_id", "body"))
+    items = list(project.items.order_by("pk").values_list("issue__number", "stage"))
+    return issues, comments, items
+
+
+def test_a_file_in_small_pieces_is_stored_as_the_file_in_one_piece(project, monkeypatch, settings):
+    from annotation.models import Item
+    from ingest import issue_files
+
+    records = [issue(n, body=f"第 {n} 行\u2028" * n) for n in range(1, 12)]
+    data = b"\xef\xbb\xbf" + json.dumps(records, ensure_ascii=False, indent=2).encode()
+    states = []
+    for block, chunk in ((1 << 30, 1 << 30), (7, 3)):
+        monkeypatch.setattr(issue_files, "BLOCK", block)
+        monkeypatch.setattr(issue_files, "CHUNK", chunk)
+        job = item_import_run(job_id=queued(project, data, "a.json").pk)
+        assert (job.status, job.records_total, job.items_added) == (JobStatus.DONE, 11, 11)
+        states.append(stored_state(project))
+        Item.objects.all().delete()
+        Comment.objects.all().delete()
+        Issue.objects.all().delete()
+    assert states[0] == states[1]
+    assert [number for number, _ in states[0][2]] == [str(n) for n in range(1, 12)]

@@ -242,7 +242,7 @@ class Lifecycle(RuleBasedStateMachine):
                 project=self._project(),
                 user=self.admin,
                 name=f"items-{self.imports}.jsonl",
-                text=text,
+                blocks=[text.encode()],
                 enqueue=False,
             )
         except ConcordError:

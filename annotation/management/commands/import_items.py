@@ -1,11 +1,12 @@
+from functools import partial
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import JobStatus, Project
 from annotation.projects.item_imports import item_import_run, item_import_start
-from concord.errors import ConcordError, utf8_text
-from ingest.issue_files import issue_file_text_check
+from concord.errors import ConcordError
+from ingest.issue_files import BLOCK
 
 
 class Command(BaseCommand):
@@ -26,15 +27,18 @@ class Command(BaseCommand):
         failed = 0
         for path in files:
             try:
-                text = utf8_text(path.read_bytes(), str(path))
-                issue_file_text_check(text, str(path))
+                with path.open("rb") as file:
+                    queued = item_import_start(
+                        project=target,
+                        user=None,
+                        name=str(path),
+                        blocks=iter(partial(file.read, BLOCK), b""),
+                        enqueue=False,
+                    )
             except (ConcordError, OSError) as exc:
                 failed += 1
                 self.stderr.write(f"{path}: {exc}")
                 continue
-            queued = item_import_start(
-                project=target, user=None, name=str(path), text=text, enqueue=False
-            )
             job = item_import_run(job_id=queued.job.pk)
             if job is None or job.status != JobStatus.DONE:
                 failed += 1
