@@ -361,6 +361,8 @@ GITEE_TOKEN = env("GITEE_TOKEN", default="")
 # With a token, GitHub harvests list issues through GraphQL (comments nested, no pull requests)
 GITHUB_GRAPHQL = env.bool("GITHUB_GRAPHQL", default=True)
 HARVEST_MAX_RETRIES = env.int("HARVEST_MAX_RETRIES", default=4)  # per request, on 5xx / timeouts
+# Each request's whole time (headers and body), not each read's: a trickling answer is retried
+HARVEST_REQUEST_SECONDS = env.float("HARVEST_REQUEST_SECONDS", default=120.0)
 HARVEST_BACKOFF_SECONDS = env.float("HARVEST_BACKOFF_SECONDS", default=1.0)  # doubles per retry
 HARVEST_SECONDARY_WAIT_SECONDS = env.float("HARVEST_SECONDARY_WAIT_SECONDS", default=60.0)
 HARVEST_PAGES_PER_TASK = env.int("HARVEST_PAGES_PER_TASK", default=25)  # short tasks resume well
@@ -369,6 +371,8 @@ HARVEST_IDLE_REQUESTS = env.int("HARVEST_IDLE_REQUESTS", default=100)  # beyond 
 HARVEST_MAX_RESTARTS = env.int("HARVEST_MAX_RESTARTS", default=3)  # fresh restarts after a 422
 HARVEST_MAX_RATE_WAITS = env.int("HARVEST_MAX_RATE_WAITS", default=8)  # rate limits in a row
 HARVEST_MAX_WAIT_SECONDS = env.float("HARVEST_MAX_WAIT_SECONDS", default=1800.0)  # growth cap
+# A re-harvest asks for what changed since the last run began on the host's clock, less this
+HARVEST_SINCE_MARGIN_SECONDS = env.float("HARVEST_SINCE_MARGIN_SECONDS", default=600.0)
 CELERY_BEAT_SCHEDULE = {
     "harvest-resume-stale": {
         "task": "ingest.tasks.harvest_resume_stale",

@@ -10,6 +10,7 @@ countdown, the command sleeps with a message).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from concord.db import refresh_planner_statistics, relax_commit_durability, upsert
@@ -35,7 +36,7 @@ from ingest.clients import (
     RateLimited,
     client_for,
 )
-from ingest.clients.base import PER_PAGE
+from ingest.clients.base import PER_PAGE, answer_json
 from ingest.clients.github_graphql import GitHubGraphQLClient
 from ingest.issue_refs import IssueRef, issue_web_url
 from ingest.models import (
@@ -48,6 +49,8 @@ from ingest.models import (
     Source,
 )
 from ingest.services import issue_spellings, repository_issues
+
+logger = logging.getLogger(__name__)
 
 ISSUES, COMMENTS, DONE = "issues", "comments", "done"
 ISSUE_UPDATE_FIELDS = (
@@ -83,6 +86,7 @@ def source_client(source: Source, *, listing: bool = False):
         "api_url": api_url,
         "token": token,
         "max_retries": settings.HARVEST_MAX_RETRIES,
+        "request_seconds": settings.HARVEST_REQUEST_SECONDS,
         "backoff": settings.HARVEST_BACKOFF_SECONDS,
         "secondary_wait": settings.HARVEST_SECONDARY_WAIT_SECONDS,
     }
@@ -121,21 +125,43 @@ def harvest_queue(*, source: Source, user=None, enqueue: bool = True) -> Harvest
     sent: dict[str, bool] = {}  # filled by the on-commit hook below
     with transaction.atomic():
         Source.objects.select_for_update().get(pk=source.pk)
+        cursor, began = {"phase": ISSUES, "url": None}, None
         active = source.runs.filter(status__in=ACTIVE_STATUSES).first()
-        if active is not None:
+        if active is not None and active.pk in harvest_runs_stale(source=source):
+            # Its process is gone (killed, crashed, the machine restarted): the new run takes
+            # over from its checkpoint instead of being refused until someone notices.
+            cursor, began = active.cursor, active.host_began_at
+            harvest_abandon(run=active, reason=_abandoned_reason(active))
+        elif active is not None:
             raise Conflict(
                 f"{source} is already being harvested (run {active.pk}, {active.status})."
             )
         run = HarvestRun.objects.create(
             source=source,
             started_by=user if user and user.is_authenticated else None,
-            cursor={"phase": ISSUES, "url": None},
+            cursor=cursor,
+            host_began_at=began,  # what it went on from was read from then on
         )
         if enqueue:
             from ingest.tasks import harvest_continue as harvest_continue_task
 
             transaction.on_commit(lambda: sent.update(ok=send(harvest_continue_task, run.pk)))
     return HarvestQueued(run=run, sent=sent.get("ok", True))
+
+
+def _abandoned_reason(run: HarvestRun) -> str:
+    since = run.heartbeat_at or run.created_at
+    return (
+        f"stopped without finishing: no sign of its process since {since:%Y-%m-%d %H:%M:%S %Z} "
+        f"(JOB_STALE_SECONDS={settings.JOB_STALE_SECONDS}); a new run of the source went on "
+        "from its checkpoint."
+    )
+
+
+def harvest_abandon(*, run: HarvestRun, reason: str) -> None:
+    """End an active run that nobody will finish (its process is gone, or was interrupted), as
+    failed with `reason`: it never stays "running" and holds the source no longer."""
+    _finish(run, RunStatus.FAILED, error=reason)
 
 
 def harvest_cancel(*, run: HarvestRun) -> None:
@@ -172,6 +198,13 @@ def harvest_advance(
                 return _rate_limited(run, exc)
             except ForgeError as exc:
                 return _finish(run, RunStatus.FAILED, error=str(exc))
+            except DatabaseError:
+                raise  # the database is away: the run keeps its checkpoint for the sweep
+            except Exception as exc:
+                # A fault of Concord's own on an answer nobody foresaw: end the run in words
+                # (the traceback goes to the log), never leave it "running".
+                logger.exception("harvest run %s stopped by an unexpected error", run.pk)
+                return _finish(run, RunStatus.FAILED, error=_crash_reason(exc))
             pages += 1
             if stored is None:  # someone else moved the checkpoint: start from theirs
                 stored = HarvestRun.objects.select_related("source").get(pk=run_id)
@@ -183,6 +216,13 @@ def harvest_advance(
             if on_page:
                 on_page(run)
     return run
+
+
+def _crash_reason(exc: Exception) -> str:
+    return (
+        f"stopped by an error in Concord ({type(exc).__name__}: {str(exc)[:300]}); the stored "
+        "issues are kept, and the details are in the server's log."
+    )
 
 
 def _stalled(run: HarvestRun) -> bool:
@@ -284,6 +324,8 @@ def _advance_one_page(
         if url == (cursor.get("walk_start") or first_url):
             raise
         return _after_refusal(run, fetcher.client)
+    if page.renamed_to is not None:  # GraphQL answers under the old name with the new one
+        return _renamed(run, *page.renamed_to, requests=page.requests)
     next_url, ends, moves = _where_next(run, fetcher.client, url, page, cached)
     if not ends:  # never spend a request on the page after the window
         ahead = None if cursor.get("fresh") else validators.get(next_url or "")
@@ -395,21 +437,34 @@ def _follow_rename(run: HarvestRun, client, moved: Moved) -> HarvestRun | None:
     """A renamed repository: record the old name on the source and go on under the new one, so
     stored issues carry the name their URLs say and a harvest under the new name finds them."""
     source = run.source
-    target = repository_at(client, client.move_target(moved))
+    target, asked = repository_at(client, client.move_target(moved))
     if target is None or target == (source.owner, source.repo):
         raise ForgeError(f"the repository moved to {moved.location}, which is not a repository")
-    source_rename(source, *target)
-    _move_cursor(run, expected=run.cursor, cursor={**run.cursor, "url": None}, requests=1)
-    return None
+    return _renamed(run, *target, requests=1 + asked)
 
 
-def repository_at(client, api_url: str) -> tuple[str, str] | None:
-    """(owner, repo) of a repository API URL: `/repos/{owner}/{repo}/...` on the API host."""
+def _renamed(run: HarvestRun, owner: str, repo: str, *, requests: int) -> HarvestRun | None:
+    """The host names the source's repository otherwise now: record it, and start the listing
+    again under the new name (nothing stored is lost; upserts find it under the new name)."""
+    source_rename(run.source, owner, repo)
+    _move_cursor(run, expected=run.cursor, cursor={**run.cursor, "url": None}, requests=requests)
+    return None  # the checkpoint moved without a page: the caller reads the run again
+
+
+def repository_at(client, api_url: str) -> tuple[tuple[str, str] | None, int]:
+    """(owner, repo) of a repository API URL on the API host, and the requests that took to
+    know: `/repos/{owner}/{repo}/...` says it; GitHub's rename redirect, `/repositories/{id}/...`,
+    is asked for the repository's current `full_name`."""
     path = api_url.removeprefix(client.api_url).split("?")[0]
     parts = path.strip("/").split("/")
     if len(parts) >= 3 and parts[0] == "repos":
-        return unquote(parts[1]), unquote(parts[2])
-    return None
+        return (unquote(parts[1]), unquote(parts[2])), 0
+    if len(parts) >= 2 and parts[0] == "repositories" and parts[1].isdigit():
+        url = f"{client.api_url}/repositories/{parts[1]}"
+        meta = answer_json(client.get(url), dict, "a repository")
+        owner, _, repo = str(meta.get("full_name", "")).partition("/")
+        return ((owner, repo) if owner and repo else None), 1
+    return None, 0
 
 
 def source_rename(source: Source, owner: str, repo: str) -> None:
@@ -449,10 +504,17 @@ def _first_url(source: Source, client, phase: str) -> str:
 
 
 def _last_done_start(source: Source) -> datetime | None:
-    """When the source's last finished run began: everything updated before then is stored (a
-    GraphQL re-harvest asks only for what changed since; REST sends ETags instead)."""
+    """When the source's last finished run began, on the host's clock and less a margin:
+    everything updated before then is stored (a GraphQL re-harvest asks only for what changed
+    since; REST sends ETags instead). The host's clock, not ours: ours may be ahead of it, and
+    an edit made in between would be missed for good. The margin covers the time between the
+    host's answer and its `Date` (whole seconds), and a run that began before the old format."""
     done = source.runs.filter(status=RunStatus.DONE).order_by("-created_at")
-    return done.values_list("created_at", flat=True).first()
+    began = done.values_list("host_began_at", "created_at").first()
+    if began is None:
+        return None
+    margin = timedelta(seconds=settings.HARVEST_SINCE_MARGIN_SECONDS)
+    return (began[0] or began[1]) - margin
 
 
 def _store_page(
@@ -500,6 +562,7 @@ def _store_page(
         locked.status = RunStatus.RUNNING
         locked.waiting_until = None
         locked.heartbeat_at = timezone.now()
+        locked.host_began_at = locked.host_began_at or page.host_date or locked.heartbeat_at
         locked.rate_remaining = page.rate.remaining
         locked.rate_reset_at = page.rate.reset_at
         if cursor["phase"] == DONE:
@@ -701,11 +764,15 @@ def _finish(run: HarvestRun, status: str, *, error: str = "") -> HarvestRun:
     return run
 
 
-def harvest_runs_stale(*, older_than: timedelta | None = None) -> list[int]:
+def harvest_runs_stale(
+    *, older_than: timedelta | None = None, source: Source | None = None
+) -> list[int]:
     """Active runs nobody is working on: no heartbeat for a while (a killed worker), or a wait
     that ended long ago (a lost retry). The caller enqueues them again; steps are idempotent."""
     limit = timezone.now() - (older_than or timedelta(seconds=settings.JOB_STALE_SECONDS))
     runs = HarvestRun.objects.filter(status__in=ACTIVE_STATUSES, cancel_requested=False)
+    if source is not None:
+        runs = runs.filter(source=source)
     stale = runs.filter(status__in=(RunStatus.QUEUED, RunStatus.RUNNING)).exclude(
         heartbeat_at__gt=limit
     )

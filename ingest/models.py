@@ -331,6 +331,12 @@ class HarvestRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last page committed.")
+    host_began_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The host's clock (its Date header) when the run's first page was answered: "
+        "the next run asks for what changed since then, less a margin, whatever our clock says.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -7,11 +7,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
 import requests
+import urllib3
 
 from concord.input_checks import ascii_digits
 from ingest.issue_refs import (
@@ -25,6 +27,16 @@ from ingest.issue_refs import (
 T = TypeVar("T")
 USER_AGENT = "Concord-harvester/0.1 (+https://github.com/concord-labeling)"
 PER_PAGE = 100
+READ_CHUNK = 64 * 1024
+# Trouble on the way, worth asking again: the body is read from urllib3 directly, so its own
+# errors (a read timeout, a connection cut mid-body) come unwrapped.
+TRANSIENT_ERRORS = (
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+    urllib3.exceptions.HTTPError,
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,9 @@ class CommentRecord:
 
 @dataclass(frozen=True)
 class RateState:
+    """What is left of the rate limit, and when it refills: on the local clock (the host's
+    reset, moved by how far the host's `Date` is from ours), so waits compare it to our now."""
+
     remaining: int | None = None
     reset_at: datetime | None = None
 
@@ -74,6 +89,8 @@ class Page:
     comments: list = field(default_factory=list)
     comments_included: bool = False
     requests: int = 1
+    host_date: datetime | None = None  # the host's clock when it answered (its `Date` header)
+    renamed_to: tuple[str, str] | None = None  # GraphQL: the repository's current owner/name
 
 
 class ForgeError(Exception):
@@ -94,6 +111,10 @@ class CursorExpired(ForgeError):
 
 class ForgeUnavailable(ForgeError):
     """5xx answers or timeouts, still failing after the bounded retries."""
+
+
+class AnswerTooSlow(ForgeError):
+    """An answer not read whole within the request's time bound; retried like a timeout."""
 
 
 class OffHostUrl(ForgeError):
@@ -246,6 +267,7 @@ class ForgeClient:
         api_url: str,
         token: str = "",
         timeout: float = 30.0,
+        request_seconds: float = 120.0,
         max_retries: int = 4,
         backoff: float = 1.0,
         secondary_wait: float = 60.0,
@@ -256,6 +278,7 @@ class ForgeClient:
         self.api_origin = origin(self.api_url)
         self.token = token
         self.timeout = timeout
+        self.request_seconds = request_seconds
         self.max_retries = max_retries
         self.backoff = backoff
         self.secondary_wait = secondary_wait
@@ -263,6 +286,7 @@ class ForgeClient:
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = USER_AGENT
         self.requests_made = 0
+        self.host_offset = timedelta(0)  # the host's clock minus ours, from its `Date` headers
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
@@ -289,9 +313,16 @@ class ForgeClient:
         return self.send("GET", url, etag=etag)
 
     def send(
-        self, method: str, url: str, *, etag: str | None = None, body: dict | None = None
+        self,
+        method: str,
+        url: str,
+        *,
+        etag: str | None = None,
+        body: dict | None = None,
+        check: Callable[[requests.Response], str | None] | None = None,
     ) -> requests.Response:
-        """One request (GET, or POST with a JSON `body`), as `get` describes."""
+        """One request (GET, or POST with a JSON `body`), as `get` describes. `check` names what
+        else makes an answer worth asking again (GraphQL's partial answers), in words."""
         if not self.on_api_host(url):
             raise OffHostUrl(
                 f"refused to fetch {url}: it is not on the API host {self.api_url}, and the "
@@ -300,28 +331,71 @@ class ForgeClient:
         headers = self.headers()
         if etag:
             headers["If-None-Match"] = etag
+        problem: str | None = None
         for attempt in range(self.max_retries + 1):
+            self.requests_made += 1
             try:
-                self.requests_made += 1
-                response = self.session.request(
-                    method,
-                    url,
-                    headers=headers,
-                    json=body,
-                    timeout=self.timeout,
-                    allow_redirects=False,
-                )
-            except (requests.ConnectionError, requests.Timeout) as exc:
+                response = self._request_whole(method, url, headers, body)
+            except TRANSIENT_ERRORS as exc:
                 problem = f"{type(exc).__name__} from {url}"
+            except AnswerTooSlow as exc:
+                problem = str(exc)
             else:
-                if response.status_code < 500:
+                self._read_host_clock(response)
+                problem = _transient_problem(response)
+                if problem is None and check is not None:
+                    problem = check(response)
+                if problem is None:
                     self.raise_for_status(response)
                     return response
-                problem = f"HTTP {response.status_code} from {url}"
             if attempt < self.max_retries:
                 delay = min(self.backoff * 2**attempt, 120.0)
                 self.sleep(delay * (1 + random.random() / 10))  # noqa: S311 - jitter, not crypto
         raise ForgeUnavailable(f"{problem}, still failing after {self.max_retries} retries")
+
+    def _request_whole(
+        self, method: str, url: str, headers: dict[str, str], body: dict | None
+    ) -> requests.Response:
+        """The answer read to its end within `request_seconds`, else AnswerTooSlow. requests'
+        timeout bounds each read of the socket, not the whole: a host trickling a byte at a time
+        would hold the harvest for good."""
+        deadline = time.monotonic() + self.request_seconds
+        response = self.session.request(
+            method,
+            url,
+            headers=headers,
+            json=body,
+            timeout=min(self.timeout, self.request_seconds),
+            allow_redirects=False,
+            stream=True,
+        )
+        chunks = []
+        while chunk := response.raw.read1(READ_CHUNK, decode_content=True):
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                response.close()
+                raise AnswerTooSlow(
+                    f"no whole answer within {self.request_seconds:g} s from {url} (the host "
+                    "kept sending it slowly)"
+                )
+        # Read to its end, the connection is back in the pool for the next request.
+        response._content = b"".join(chunks)
+        response._content_consumed = True  # type: ignore[attr-defined]
+        return response
+
+    def _read_host_clock(self, response: requests.Response) -> None:
+        """How far the host's clock is from ours, from its `Date` header (when it sends one)."""
+        host_now = http_date(response.headers.get("date"))
+        if host_now is not None:
+            self.host_offset = host_now - datetime.now(UTC)
+
+    def host_now(self) -> datetime:
+        """The host's clock as of now: ours moved by the offset its last answer showed."""
+        return datetime.now(UTC) + self.host_offset
+
+    def to_local(self, host_time: datetime | None) -> datetime | None:
+        """A time on the host's clock (a reset) as the same instant on ours."""
+        return None if host_time is None else host_time - self.host_offset
 
     def raise_for_status(self, response: requests.Response) -> None:
         status = response.status_code
@@ -355,21 +429,26 @@ class ForgeClient:
         )
 
     def wait_seconds(self, response: requests.Response) -> float:
-        """retry-after if given, else until the reset, else a minute (secondary limits)."""
-        retry_after = response.headers.get("retry-after")
-        if retry_after and ascii_digits(retry_after):
-            return float(retry_after)
+        """retry-after if given (seconds, or an HTTP date on the host's clock), else until the
+        reset, else a minute (secondary limits)."""
+        wait = retry_after_seconds(response.headers.get("retry-after"), self.host_now())
+        if wait is not None:
+            return wait
         rate = self.rate(response)
         if rate.remaining == 0 and rate.reset_at:
-            return max((rate.reset_at - datetime.now(UTC)).total_seconds(), 0.0) + 1.0
+            return self.seconds_until(rate.reset_at)
         return self.secondary_wait
+
+    def seconds_until(self, local_time: datetime) -> float:
+        """The wait until a reset (on our clock), with a second of margin; never negative."""
+        return max((local_time - datetime.now(UTC)).total_seconds(), 0.0) + 1.0
 
     def rate(self, response: requests.Response) -> RateState:
         remaining = response.headers.get("x-ratelimit-remaining")
         reset = response.headers.get("x-ratelimit-reset")
         return RateState(
             remaining=int(remaining) if remaining and ascii_digits(remaining) else None,
-            reset_at=_epoch(reset),
+            reset_at=self.to_local(_epoch(reset)),
         )
 
     # Each host's client turns its JSON into records, and knows its pages and URLs.
@@ -436,6 +515,44 @@ def _message(response: requests.Response) -> str:
     except ValueError:
         return response.text[:200].strip() or response.reason
     return str(body.get("message", body))[:300] if isinstance(body, dict) else str(body)[:300]
+
+
+def _transient_problem(response: requests.Response) -> str | None:
+    """What makes an answer worth asking again, in words: a 5xx, or a 200 whose body is an HTML
+    page (a proxy's or the host's error page in front of the API) instead of JSON."""
+    if response.status_code >= 500:
+        return f"HTTP {response.status_code} from {response.url}"
+    if response.status_code == 200 and _looks_like_html(response):
+        return f"an HTML page instead of JSON (HTTP 200) from {response.url}"
+    return None
+
+
+def _looks_like_html(response: requests.Response) -> bool:
+    kind = response.headers.get("content-type", "").lower()
+    start = response.content[:100].lstrip().lower()
+    return "html" in kind or start.startswith((b"<!doctype", b"<html"))
+
+
+def http_date(value: str | None) -> datetime | None:
+    """An HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`) as an aware time; None for anything else."""
+    if not value:
+        return None
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def retry_after_seconds(value: str | None, host_now: datetime) -> float | None:
+    """`Retry-After` as seconds to wait: a number of seconds, or an HTTP date on the host's
+    clock (measured from `host_now`, never negative); None when absent or unreadable."""
+    if not value:
+        return None
+    if ascii_digits(value.strip()):
+        return float(value.strip())
+    moment = http_date(value)
+    return None if moment is None else max((moment - host_now).total_seconds(), 0.0)
 
 
 def _epoch(value: str | None) -> datetime | None:

@@ -16,6 +16,7 @@ from ingest.clients.base import (
     Moved,
     Page,
     clean_text,
+    http_date,
     issue_number,
     page_items,
     parse_required_time,
@@ -97,6 +98,7 @@ class GiteeClient(ForgeClient):
             etag=response.headers.get("etag"),
             rate=rate,
             total=_int_header(response, "total_count"),
+            host_date=http_date(response.headers.get("date")),
         )
 
 

@@ -15,6 +15,7 @@ from ingest.clients.base import (
     Moved,
     Page,
     clean_text,
+    http_date,
     issue_number,
     page_items,
     parse_required_time,
@@ -89,6 +90,7 @@ class GitHubClient(ForgeClient):
             next_url=self.next_url(url, response.links.get("next", {}).get("url")),
             etag=response.headers.get("etag"),
             rate=rate,
+            host_date=http_date(response.headers.get("date")),
         )
 
 

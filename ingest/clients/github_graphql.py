@@ -24,6 +24,7 @@ from ingest.clients.base import (
     RepoNotFound,
     answer_json,
     clean_text,
+    http_date,
     issue_number,
     parse_required_time,
     parse_time,
@@ -33,16 +34,18 @@ from ingest.clients.base import (
 from ingest.clients.github import GitHubClient
 
 PER_PAGE = 100
-_COMMENT_FIELDS = "databaseId body createdAt updatedAt author { login }"
+# fullDatabaseId, not databaseId: a 32-bit Int, it cannot hold ids past 2^31 (comments are past)
+_COMMENT_FIELDS = "fullDatabaseId body createdAt updatedAt author { login }"
 _ISSUES_QUERY = f"""
 query ConcordIssues($owner: String!, $name: String!, $after: String, $since: DateTime) {{
   rateLimit {{ cost remaining resetAt }}
   repository(owner: $owner, name: $name) {{
+    nameWithOwner
     issues(first: {PER_PAGE}, after: $after, filterBy: {{since: $since}},
            orderBy: {{field: CREATED_AT, direction: DESC}}) {{
       pageInfo {{ hasNextPage endCursor }}
       nodes {{
-        number databaseId url title body state createdAt updatedAt closedAt
+        number fullDatabaseId url title body state createdAt updatedAt closedAt
         author {{ login }}
         labels(first: 100) {{ nodes {{ name }} }}
         comments(first: {PER_PAGE}) {{
@@ -59,6 +62,7 @@ _COMMENTS_QUERY = f"""
 query ConcordIssueComments($owner: String!, $name: String!, $number: Int!, $after: String) {{
   rateLimit {{ cost remaining resetAt }}
   repository(owner: $owner, name: $name) {{
+    nameWithOwner
     issue(number: $number) {{
       comments(first: {PER_PAGE}, after: $after) {{
         pageInfo {{ hasNextPage endCursor }}
@@ -97,7 +101,7 @@ class GitHubGraphQLClient(GitHubClient):
         owner, name = asked["owner"], asked["name"]
         variables = {"owner": owner, "name": name, "after": asked.get("after")}
         variables["since"] = asked.get("since")
-        data, rate = self._query(_ISSUES_QUERY, variables)
+        data, rate, host_date = self._query(_ISSUES_QUERY, variables)
         repository = data.get("repository")
         if repository is None:
             raise RepoNotFound(f"not found: the repository {owner}/{name}")
@@ -121,6 +125,7 @@ class GitHubGraphQLClient(GitHubClient):
             next_url = None
             if info["hasNextPage"]:
                 next_url = f"{self.graphql_url}?{urlencode({**asked, 'after': info['endCursor']})}"
+            current = _current_name(repository, owner, name)
         return Page(
             url=url,
             items=issues,
@@ -129,57 +134,134 @@ class GitHubGraphQLClient(GitHubClient):
             comments=comments,
             comments_included=True,
             requests=requests,
+            host_date=host_date,
+            renamed_to=current,
         )
 
     def _more_comments(
         self, owner: str, name: str, number: int, info: dict
     ) -> tuple[list[CommentRecord], int]:
-        """The comments of one issue after its first hundred; how many requests that took."""
+        """The comments of one issue after its first hundred; how many requests that took. An
+        issue deleted meanwhile (NOT_FOUND, `issue: null`) has no more: what we have is all."""
         comments: list[CommentRecord] = []
         requests = 0
         while info["hasNextPage"]:
             variables = {"owner": owner, "name": name, "number": number}
-            data, _ = self._query(_COMMENTS_QUERY, {**variables, "after": info["endCursor"]})
-            issue = (data.get("repository") or {}).get("issue")
-            if issue is None:  # deleted meanwhile: what we have is what there is
-                break
+            data, _, _ = self._query(_COMMENTS_QUERY, {**variables, "after": info["endCursor"]})
             requests += 1
+            issue = (data.get("repository") or {}).get("issue")
+            if issue is None:
+                break
             comments.extend(comment_record(c, str(number)) for c in issue["comments"]["nodes"])
             info = issue["comments"]["pageInfo"]
         return comments, requests
 
-    def _query(self, query: str, variables: dict) -> tuple[dict, RateState]:
+    def _query(self, query: str, variables: dict) -> tuple[dict, RateState, datetime | None]:
+        """The answer's data, the rate limit it reports, and the host's clock when it answered.
+
+        Partial answers (errors beside null nodes) and timeouts are asked again by `send`; a
+        limit is RateLimited, a repository that is not there RepoNotFound, a cursor the host no
+        longer knows CursorExpired (the listing starts again), any other error a ForgeError."""
         body = {"query": query, "variables": variables}
-        answer = self.send("POST", self.graphql_url, body=body)
+        answer = self.send("POST", self.graphql_url, body=body, check=_partial_answer)
         payload = answer_json(answer, dict, "a GraphQL answer")
         with readable("a GraphQL answer", self.graphql_url):
             errors = [e for e in payload.get("errors") or [] if isinstance(e, dict)]
             data = payload.get("data") or {}
-            rate = _rate(data.get("rateLimit")) or RateState()
+            rate = self._points(data.get("rateLimit")) or self.rate(answer)
         for error in errors:
-            kind, message = error.get("type", ""), error.get("message", "")
-            if kind == "RATE_LIMITED":
-                wait = (rate.reset_at - datetime.now(UTC)).total_seconds() if rate.reset_at else 0
-                raise RateLimited(f"rate limited (GraphQL: {message})", max(wait, 0) + 1, rate)
-            if kind == "NOT_FOUND":
+            kind, message = str(error.get("type", "")), str(error.get("message", ""))
+            if kind in RATE_LIMIT_TYPES or "rate limit" in message.lower():
+                raise self._limited(answer, rate, kind, message)
+            if kind == "NOT_FOUND" and error.get("path") in (None, ["repository"]):
                 raise RepoNotFound(f"not found (GraphQL: {message})")
-        if errors and not data.get("repository"):
+            if kind == "INVALID_CURSOR_ARGUMENTS":
+                raise CursorExpired(f"GitHub no longer knows the saved cursor ({message})")
+        if errors and not _only_gone_issues(errors) and not data.get("repository"):
             raise ForgeError(f"GitHub's GraphQL API refused the query: {errors[0].get('message')}")
-        return data, rate
+        return data, rate, http_date(answer.headers.get("date"))
+
+    def _limited(self, answer, rate: RateState, kind: str, message: str) -> RateLimited:
+        """A primary limit (its reset named in the answer or its headers) waits until that reset,
+        not past it; a secondary one (no reset: remaining points left) as `wait_seconds` says."""
+        secondary = "secondary" in message.lower() or (rate.remaining or 0) > 0
+        if not secondary and rate.reset_at is not None:
+            primary = RateState(remaining=0, reset_at=rate.reset_at)
+            wait = self.seconds_until(rate.reset_at)
+            return RateLimited(f"rate limited (GraphQL {kind}: {message})", wait, primary)
+        return RateLimited(
+            f"rate limited (GraphQL {kind or 'error'}: {message})",
+            self.wait_seconds(answer),
+            RateState(remaining=rate.remaining if secondary else None),
+        )
+
+    def _points(self, limit: dict | None) -> RateState | None:
+        """GraphQL counts points: what is left of them, and when they refill (on our clock)."""
+        if not limit:
+            return None
+        reset = parse_time(limit.get("resetAt"))
+        return RateState(remaining=limit.get("remaining"), reset_at=self.to_local(reset))
 
 
-def _rate(limit: dict | None) -> RateState | None:
-    """GraphQL counts points: what is left of them, and when they refill."""
-    if not limit:
+RATE_LIMIT_TYPES = ("RATE_LIMITED", "RATE_LIMIT")
+
+
+def _only_gone_issues(errors: list[dict]) -> bool:
+    """Every error says an issue is not there (deleted while its comments were being read)."""
+    return all(e.get("type") == "NOT_FOUND" and e.get("path") != ["repository"] for e in errors)
+
+
+def _partial_answer(response) -> str | None:
+    """Why a 200 from GraphQL is worth asking again, in words: errors and no data (GitHub's
+    timeouts), or errors beside data where an issue or a comment is null (a partial answer)."""
+    if response.status_code != 200 or b'"errors"' not in response.content:
         return None
-    return RateState(remaining=limit.get("remaining"), reset_at=parse_time(limit.get("resetAt")))
+    try:
+        payload = response.json()
+    except ValueError:
+        return None  # not JSON: answer_json says so
+    if not isinstance(payload, dict) or not payload.get("errors"):
+        return None
+    errors = payload["errors"] if isinstance(payload["errors"], list) else []
+    first = next((e for e in errors if isinstance(e, dict)), {})
+    message = str(first.get("message", ""))[:200]
+    if any(str(e.get("type", "")) in RATE_LIMIT_TYPES for e in errors if isinstance(e, dict)):
+        return None  # a limit: waited out, not asked again at once
+    if "rate limit" in message.lower():
+        return None
+    if payload.get("data") is None or _has_null_node(payload.get("data")):
+        return f"GitHub's GraphQL API answered in part ({message or 'an error'})"
+    return None
+
+
+def _has_null_node(data: object) -> bool:
+    """A null among a connection's `nodes`, anywhere in the answer."""
+    if isinstance(data, dict):
+        nodes = data.get("nodes")
+        if isinstance(nodes, list) and any(n is None for n in nodes):
+            return True
+        return any(_has_null_node(v) for v in data.values() if isinstance(v, dict | list))
+    if isinstance(data, list):
+        return any(_has_null_node(v) for v in data)
+    return False
+
+
+def _current_name(repository: dict, owner: str, name: str) -> tuple[str, str] | None:
+    """The repository's current owner/name when the host says it is not the one asked for."""
+    current = repository.get("nameWithOwner")
+    if not isinstance(current, str) or "/" not in current:
+        return None
+    new_owner, _, new_name = current.partition("/")
+    if (new_owner.lower(), new_name.lower()) == (owner.lower(), name.lower()):
+        return None
+    return new_owner, new_name
 
 
 def issue_record(node: dict) -> IssueRecord:
-    host_id = node.get("databaseId")
+    host_id = node.get("fullDatabaseId")
     return IssueRecord(
         number=issue_number(node["number"]),
-        host_id=None if host_id is None else whole_number(host_id),
+        host_id=None if host_id is None else big_int(host_id),
         url=clean_text(node.get("url")),
         title=clean_text(node.get("title")),
         body=clean_text(node.get("body")),
@@ -196,9 +278,16 @@ def issue_record(node: dict) -> IssueRecord:
     )
 
 
+def big_int(value: object) -> int:
+    """GraphQL's BigInt (sent as a string of digits, or a number) as a whole number."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20:
+        value = int(value)
+    return whole_number(value)
+
+
 def comment_record(node: dict, number: str) -> CommentRecord:
     return CommentRecord(
-        comment_id=whole_number(node["databaseId"]),
+        comment_id=big_int(node["fullDatabaseId"]),
         issue_number=number,
         author=clean_text((node.get("author") or {}).get("login")),
         body=clean_text(node.get("body")),

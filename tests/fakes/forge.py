@@ -35,6 +35,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, timezone
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
@@ -79,6 +80,10 @@ _GITEE_RATE = {"message": "Rate Limit Exceeded"}  # [UNVERIFIED] placeholder of 
 _BAD_GATEWAY = (
     b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
     b"<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n"
+)
+_UNICORN = (
+    b"<!DOCTYPE html>\n<html><head><title>Unicorn! &middot; GitHub</title></head>\n<body>"
+    b"<p>No server is currently available to service your request.</p></body></html>\n"
 )
 _PAGING_KEYS = frozenset({"page", "after", "before", "access_token"})
 
@@ -443,9 +448,15 @@ class _GithubApi:
         return _json(301, body, location=location)
 
     def _moved(self, req: _Request, target: tuple[str, str], rest: str) -> _Response:
-        """A renamed/transferred repo answers 301 with the new /repos path (§1.1)."""
+        """A renamed/transferred repo answers 301 to the same path under the repository's id,
+        `/repositories/{id}` (as GitHub does), or with `redirect_by_name` under the new
+        `/repos/{owner}/{name}`."""
         query = urlsplit(req.target).query
-        location = f"{self.forge.github_api}/repos/{target[0]}/{target[1]}{rest}"
+        moved_to = self.forge._github.get((target[0].lower(), target[1].lower()))
+        if self.forge.redirect_by_name or moved_to is None:
+            location = f"{self.forge.github_api}/repos/{target[0]}/{target[1]}{rest}"
+        else:
+            location = f"{self.forge.github_api}/repositories/{moved_to.repo_id}{rest}"
         location += f"?{query}" if query else ""
         body = {
             "message": "Moved Permanently",
@@ -589,41 +600,76 @@ class _GithubApi:
 # ----------------------------------------------------------------------------- GitHub GraphQL
 
 
-def _gql_cursor(kind: str, offset: int) -> str:
-    return base64.b64encode(f"{kind}:{offset}".encode()).decode()
+def _gql_cursor(kind: str, offset: int, epoch: int = 0) -> str:
+    return base64.b64encode(f"{kind}:{offset}:{epoch}".encode()).decode()
 
 
-def _gql_offset(kind: str, cursor: str | None) -> int:
-    """Where a connection goes on after `cursor` (its last item's offset, plus one)."""
+def _gql_offset(kind: str, cursor: str | None, epoch: int = 0) -> int:
+    """Where a connection goes on after `cursor` (its last item's offset, plus one); ValueError
+    for a cursor of another connection or of an earlier cursor epoch."""
     if not cursor:
         return 0
-    found, _, offset = base64.b64decode(cursor.encode(), validate=True).decode().partition(":")
-    if found != kind or not offset.isdigit():
+    try:
+        text = base64.b64decode(cursor.encode(), validate=True).decode()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError("not a cursor") from exc
+    found, offset, made = [*text.split(":"), "", ""][:3]
+    if found != kind or not offset.isdigit() or made != str(epoch):
         raise ValueError("not a cursor of this connection")
     return int(offset) + 1
+
+
+_INT32 = 2**31  # GraphQL's Int: `databaseId` cannot hold an id past it (`fullDatabaseId` does)
+
+
+class _InvalidCursor(Exception):
+    def __init__(self, cursor: str, path: list[str]):
+        self.cursor, self.path = cursor, path
 
 
 class _GithubGraphql:
     """The two queries the harvester sends, told apart by operation name (a fake, not a GraphQL
     engine): `ConcordIssues` (repository.issues, newest first, `filterBy.since` on updatedAt, each
     issue with its first 100 comments) and `ConcordIssueComments` (one issue's comments after a
-    cursor). Shapes follow GitHub's GraphQL reference; pull requests are never in `issues`."""
+    cursor). Shapes follow GitHub's GraphQL reference; pull requests are never in `issues`.
+
+    As on GitHub: a renamed repository answers under its old name too (with its current
+    `nameWithOwner`); an unknown cursor is an INVALID_CURSOR_ARGUMENTS error; an issue that is
+    gone is a NOT_FOUND error beside `issue: null`; `databaseId` is null past 32 bits."""
 
     def __init__(self, forge: FakeForge):
         self.forge = forge
 
     def answer(self, query: str, variables: dict) -> dict:
-        repo = self.forge._github.get((variables["owner"].lower(), variables["name"].lower()))
+        key = (variables["owner"].lower(), variables["name"].lower())
+        if key in self.forge._redirects:
+            key = tuple(part.lower() for part in self.forge._redirects[key])
+        repo = self.forge._github.get(key)
         if repo is None:
             message = f"Could not resolve to a Repository with the name '{variables['owner']}/"
             message += f"{variables['name']}'."
             error = {"type": "NOT_FOUND", "path": ["repository"], "message": message}
             return {"data": {"repository": None}, "errors": [error]}
-        if "ConcordIssueComments" in query:
-            return {"data": {"repository": {"issue": self._issue_comments(repo, variables)}}}
-        if "ConcordIssues" in query:
-            return {"data": {"repository": {"issues": self._issues(repo, variables)}}}
+        named = {"nameWithOwner": f"{repo.owner}/{repo.name}"}
+        try:
+            if "ConcordIssueComments" in query:
+                return self._issue_comments(repo, variables, named)
+            if "ConcordIssues" in query:
+                return {"data": {"repository": {**named, "issues": self._issues(repo, variables)}}}
+        except _InvalidCursor as bad:
+            error = {
+                "type": "INVALID_CURSOR_ARGUMENTS",
+                "path": bad.path,
+                "message": f"`{bad.cursor}` does not appear to be a valid cursor.",
+            }
+            return {"data": {"repository": {**named, bad.path[-1]: None}}, "errors": [error]}
         raise ValueError("the fake answers only the harvester's two queries")
+
+    def _offset(self, kind: str, cursor: str | None, path: list[str]) -> int:
+        try:
+            return _gql_offset(kind, cursor, self.forge.cursor_epoch)
+        except ValueError:
+            raise _InvalidCursor(cursor or "", path) from None
 
     def _issues(self, repo: _GithubRepo, variables: dict) -> dict:
         since = _since(variables.get("since"))
@@ -637,12 +683,13 @@ class _GithubGraphql:
                 for i in view.indices
                 if "pull_request" not in items[i] and (since is None or updated[i] >= since)
             ]
-        start = _gql_offset("issues", variables.get("after"))
+        start = self._offset("issues", variables.get("after"), ["repository", "issues"])
         page = listed[start : start + 100]
+        epoch = self.forge.cursor_epoch
         return {
             "pageInfo": {
                 "hasNextPage": start + 100 < len(listed),
-                "endCursor": _gql_cursor("issues", start + len(page) - 1) if page else None,
+                "endCursor": _gql_cursor("issues", start + len(page) - 1, epoch) if page else None,
             },
             "nodes": [self._issue_node(repo, items[i]) for i in page],
         }
@@ -650,7 +697,7 @@ class _GithubGraphql:
     def _issue_node(self, repo: _GithubRepo, item: dict) -> dict:
         return {
             "number": item["number"],
-            "databaseId": item["id"],
+            **_database_ids(item["id"]),
             "url": item["html_url"],
             "title": item["title"],
             "body": item["body"] or "",
@@ -663,27 +710,36 @@ class _GithubGraphql:
             "comments": self._comments(repo, item["number"], None),
         }
 
-    def _issue_comments(self, repo: _GithubRepo, variables: dict) -> dict | None:
+    def _issue_comments(self, repo: _GithubRepo, variables: dict, named: dict) -> dict:
         number = int(variables["number"])
         if number not in repo.by_number:
-            return None
-        return {"comments": self._comments(repo, number, variables.get("after"))}
+            error = {
+                "type": "NOT_FOUND",
+                "path": ["repository", "issue"],
+                "message": f"Could not resolve to an Issue with the number of {number}.",
+            }
+            return {"data": {"repository": {**named, "issue": None}}, "errors": [error]}
+        comments = self._comments(repo, number, variables.get("after"))
+        return {"data": {"repository": {**named, "issue": {"comments": comments}}}}
 
-    @staticmethod
-    def _comments(repo: _GithubRepo, number: int, after: str | None) -> dict:
+    def _comments(self, repo: _GithubRepo, number: int, after: str | None) -> dict:
         indices = repo.comments_of.get(number, [])
-        start = _gql_offset("comments", after)
+        path = ["repository", "issue", "comments"]
+        start = self._offset("comments", after, path)
         page = indices[start : start + 100]
         notes = repo.comments.items
+        epoch = self.forge.cursor_epoch
         return {
             "totalCount": len(indices),
             "pageInfo": {
                 "hasNextPage": start + 100 < len(indices),
-                "endCursor": _gql_cursor("comments", start + len(page) - 1) if page else None,
+                "endCursor": _gql_cursor("comments", start + len(page) - 1, epoch)
+                if page
+                else None,
             },
             "nodes": [
                 {
-                    "databaseId": notes[i]["id"],
+                    **_database_ids(notes[i]["id"]),
                     "body": notes[i]["body"],
                     "createdAt": notes[i]["created_at"],
                     "updatedAt": notes[i]["updated_at"],
@@ -692,6 +748,26 @@ class _GithubGraphql:
                 for i in page
             ],
         }
+
+
+def _null_a_node(data: dict, fault: str) -> None:
+    """GitHub's partial answer: the first issue (or its first comment) null, an error beside."""
+    nodes = data["data"]["repository"]["issues"]["nodes"]
+    if not nodes:
+        return
+    path = ["repository", "issues", "nodes", 0]
+    if fault == "null_issue":
+        nodes[0] = None
+    else:
+        nodes[0]["comments"]["nodes"][0] = None
+        path += ["comments", "nodes", 0]
+    error = {"message": "Something went wrong while executing your query.", "path": path}
+    data["errors"] = [error]
+
+
+def _database_ids(host_id: int) -> dict:
+    """`databaseId` (a 32-bit Int, null past it) and `fullDatabaseId` (a BigInt, as a string)."""
+    return {"databaseId": host_id if host_id < _INT32 else None, "fullDatabaseId": str(host_id)}
 
 
 # ----------------------------------------------------------------------------- Gitee routes
@@ -819,6 +895,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.connections.discard(self.connection)
         super().finish()
 
+    def date_time_string(self, timestamp=None):  # the `Date` header, on the host's clock
+        return formatdate(time.time() + self.server.forge.clock_offset, usegmt=True)
+
     def do_GET(self):  # the http.server naming
         self.server.forge._serve(self)
 
@@ -885,10 +964,33 @@ class FakeForge:
         self.retry_after: int | None = 1
         self.fail_5xx_on: set[int] = set()
         self.fail_5xx_status = 502
+        # Answers that keep trickling: after the headers, one byte of the body every
+        # `trickle_seconds` (each read returns in time, the whole never does).
+        self.trickle_on: set[int] = set()
+        self.trickle_seconds = 0.05
+        # 200 answers whose body is an HTML error page (a proxy or the host's unicorn page).
+        self.html_on: set[int] = set()
+        # GraphQL answers gone wrong, by ordinal: "timeout" (errors, no data), "null_issue" /
+        # "null_comment" (errors beside partial data with that node null)
+        self.graphql_fault_on: dict[int, str] = {}
+        # How GraphQL words a used-up budget: the error type, and whether `data.rateLimit` is
+        # there too (else only the x-ratelimit-* headers tell the reset)
+        self.graphql_limit_type = "RATE_LIMITED"
+        self.graphql_limit_data = True
+        # Secondary limits on GraphQL answered as GitHub may: HTTP 200 with an error, no data
+        self.secondary_as_graphql_error = False
+        self.retry_after_date = False  # `retry-after` as an HTTP date instead of seconds
+        # Seconds the host's clock is ahead of (or, negative, behind) ours: its `Date` header,
+        # resets and Retry-After dates are on its clock
+        self.clock_offset = 0.0
+        # Something to do just before answering the request of that ordinal (a deletion, an
+        # edit, a transfer mid-harvest)
+        self.on_request: dict[int, Callable[[], None]] = {}
         self.delay = 0.0
         # GitHub `link` URLs point at this origin (e.g. "http://127.0.0.2:8123") instead of the
         # fake's own: a forge, or someone between, sending the client's token elsewhere.
         self.link_origin: str | None = None
+        self.redirect_by_name = False  # a renamed repository's 301 names /repos/{new} instead
         self._reset_at: int | None = None
         self._window_reset = int(time.time()) + 3600
 
@@ -1033,7 +1135,8 @@ class FakeForge:
         except Exception as exc:  # a fake must say what broke instead of hanging up
             resp = _json(500, {"message": f"fake forge error: {exc!r}"})
         self._log(req, resp.status)  # before writing: a client may look the moment it reads
-        self._write(handler, resp)
+        trickle = self.trickle_seconds if req.ordinal in self.trickle_on else None
+        self._write(handler, resp, trickle)
 
     def _parse(self, handler: _Handler) -> _Request:
         parts = urlsplit(handler.path)
@@ -1060,12 +1163,19 @@ class FakeForge:
         host, subpath = self._host_of(req.path)
         if host is None:
             return _json(404, {"message": "Not Found"})
+        if req.ordinal in self.on_request:
+            self.on_request[req.ordinal]()
         if req.ordinal in self.fail_5xx_on:
             return _server_error(self.fail_5xx_status)
+        if req.ordinal in self.html_on:
+            return _Response(200, _UNICORN, {"content-type": "text/html; charset=utf-8"})
         if not self._authorized(host, req):
             resp = _json(401, _GH_401 if host == "github" else _GITEE_401)
             return self._rate_headers(host, req, resp, self._budget(consume=False))
         if req.ordinal in self.secondary_limit_on:
+            if subpath == "/graphql" and self.secondary_as_graphql_error:
+                error = {"message": _GH_SECONDARY["message"]}
+                return self._later(_json(200, {"data": None, "errors": [error]}))
             return self._secondary(host, req)
         if host == "github" and subpath == "/graphql":
             return self._graphql(req)
@@ -1093,20 +1203,43 @@ class FakeForge:
         budget = self._budget(consume=True)
         _, remaining, reset = budget
         if not budget[0]:
-            error = {"type": "RATE_LIMITED", "message": "API rate limit exceeded for user ID 1."}
-            body = {"data": {"rateLimit": self._points(remaining, reset)}, "errors": [error]}
+            message = "API rate limit exceeded for user ID 1."
+            error = {"type": self.graphql_limit_type, "message": message}
+            points = {"rateLimit": self._points(remaining, reset)}
+            body = {"data": points if self.graphql_limit_data else None, "errors": [error]}
+            return self._rate_headers("github", req, _json(200, body), budget)
+        fault = self.graphql_fault_on.get(req.ordinal)
+        if fault == "timeout":
+            message = "Something went wrong while executing your query. This may be the result of "
+            message += "a timeout, or it could be a GitHub bug."
+            body = {"data": None, "errors": [{"message": message}]}
             return self._rate_headers("github", req, _json(200, body), budget)
         try:
             payload = json.loads(req.body or b"{}")
             data = self._graphql_api.answer(payload.get("query", ""), payload["variables"])
         except (ValueError, KeyError, TypeError) as exc:
             return _json(400, {"message": f"Problems parsing JSON: {exc}"})
+        if fault in ("null_issue", "null_comment"):
+            _null_a_node(data, fault)
         data["data"]["rateLimit"] = self._points(remaining, reset)
         return self._rate_headers("github", req, _json(200, data), budget)
 
-    @staticmethod
-    def _points(remaining: int, reset: int) -> dict:
-        return {"cost": 1, "remaining": remaining, "resetAt": _gh_time(reset)}
+    def _points(self, remaining: int, reset: int) -> dict:
+        return {"cost": 1, "remaining": remaining, "resetAt": _gh_time(self._host_epoch(reset))}
+
+    def _host_epoch(self, epoch: float) -> int:
+        """A time of ours (epoch seconds) as the host's clock shows it."""
+        return int(epoch + self.clock_offset)
+
+    def _later(self, resp: _Response) -> _Response:
+        """`retry-after` on a secondary limit, as seconds or as an HTTP date on the host's clock."""
+        if self.retry_after is not None:
+            resp.headers["retry-after"] = (
+                formatdate(self._host_epoch(time.time() + self.retry_after), usegmt=True)
+                if self.retry_after_date
+                else str(self.retry_after)
+            )
+        return resp
 
     @staticmethod
     def _host_of(path: str) -> tuple[str | None, str]:
@@ -1126,9 +1259,7 @@ class FakeForge:
     def _secondary(self, host: str, req: _Request) -> _Response:
         """A secondary-limit 403 (or 429): remaining stays non-zero; retry-after is optional."""
         body = _GH_SECONDARY if host == "github" else _GITEE_RATE
-        resp = _json(self.secondary_limit_status, body)
-        if self.retry_after is not None:
-            resp.headers["retry-after"] = str(self.retry_after)
+        resp = self._later(_json(self.secondary_limit_status, body))
         return self._rate_headers(host, req, resp, self._budget(consume=False))
 
     def _budget(self, *, consume: bool) -> tuple[bool, int, int]:
@@ -1166,7 +1297,7 @@ class FakeForge:
                     "x-ratelimit-limit": str(limit),
                     "x-ratelimit-remaining": str(remaining),
                     "x-ratelimit-used": str(limit - remaining),
-                    "x-ratelimit-reset": str(reset),
+                    "x-ratelimit-reset": str(self._host_epoch(reset)),
                     "x-ratelimit-resource": "core",
                     "x-github-api-version-selected": version
                     if version in API_VERSIONS
@@ -1178,7 +1309,7 @@ class FakeForge:
                 {
                     "X-RateLimit-Limit": str(limit),
                     "X-RateLimit-Remaining": str(remaining),
-                    "X-RateLimit-Reset": str(reset),
+                    "X-RateLimit-Reset": str(self._host_epoch(reset)),
                 }
             )
         return resp
@@ -1197,7 +1328,7 @@ class FakeForge:
             self.requests.append(entry)
 
     @staticmethod
-    def _write(handler: _Handler, resp: _Response) -> None:
+    def _write(handler: _Handler, resp: _Response, trickle: float | None = None) -> None:
         try:
             handler.send_response(resp.status)
             for name, value in resp.headers.items():
@@ -1206,9 +1337,21 @@ class FakeForge:
                 handler.send_header("content-length", str(len(resp.body)))
             handler.end_headers()
             if resp.status != 304 and handler.command != "HEAD":
-                handler.wfile.write(resp.body)
+                if trickle is None:
+                    handler.wfile.write(resp.body)
+                else:
+                    _trickle(handler, resp.body, trickle)
         except (BrokenPipeError, ConnectionResetError):
             handler.close_connection = True
+
+
+def _trickle(handler: _Handler, body: bytes, every: float) -> None:
+    """The body a byte at a time until the client hangs up (or, long after, the body ends)."""
+    handler.wfile.flush()
+    for k in range(len(body)):
+        handler.wfile.write(body[k : k + 1])
+        handler.wfile.flush()
+        time.sleep(every)
 
 
 # ----------------------------------------------------------------------------- synthetic data

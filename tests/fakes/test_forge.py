@@ -239,12 +239,17 @@ def test_github_404_bodies_and_case_insensitive_names(forge):
 
 
 def test_redirect_301_to_the_new_repo(forge):
+    """As GitHub does, under the repository's id; `redirect_by_name` names the new path."""
     status, head, body = fetch(forge.github_api + "/repos/Microsoft/deepspeed/issues?state=all")
     assert status == 301
-    assert head["location"] == forge.github_api + "/repos/deepspeedai/DeepSpeed/issues?state=all"
+    repo_id = forge.github_repo_id("deepspeedai", "DeepSpeed")
+    assert head["location"] == forge.github_api + f"/repositories/{repo_id}/issues?state=all"
     assert json.loads(body)["message"] == "Moved Permanently"
     _, items = get_json(head["location"])
     assert len(items) == 10
+    forge.redirect_by_name = True
+    _, head, _ = fetch(forge.github_api + "/repos/Microsoft/deepspeed/issues?state=all")
+    assert head["location"] == forge.github_api + "/repos/deepspeedai/DeepSpeed/issues?state=all"
 
 
 @pytest.mark.parametrize("status", [403, 429])

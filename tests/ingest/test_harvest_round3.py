@@ -1,0 +1,203 @@
+"""Harvests that survive real trackers, round 3 (issue 30): hangs, partial answers, renames,
+clocks. One test per class, on the fake forge over real HTTP, each saying what the tracker does
+and what the harvest must do."""
+
+from datetime import date, timedelta
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.utils import timezone
+
+from concord.errors import Conflict
+from ingest.harvest import harvest_advance, harvest_start
+from ingest.models import Comment, HarvestRun, Issue, RunStatus, Source
+from tests.fakes.forge import make_gitee_issues, make_github_issues
+
+WINDOW = {"created_from": date(2023, 1, 1), "created_until": date(2025, 4, 30)}
+HOSTS = ["rest", "graphql", "gitee"]
+
+
+def serve(forge, how, n_issues=150, comments=1, owner="vllm-project", repo="vllm"):
+    """A tracker on the fake forge, and a source reading it `how` (REST, GraphQL or Gitee)."""
+    if how == "gitee":
+        issues, notes = make_gitee_issues(
+            owner, repo, n_issues, comments, start="2023-02-01", end="2025-03-31"
+        )
+        forge.add_gitee_repo(owner, repo, issues, notes)
+    else:
+        issues, notes = make_github_issues(
+            owner, repo, n_issues, comments_per_issue=comments, start="2023-01-02", end="2025-04-29"
+        )
+        forge.add_github_repo(owner, repo, issues, notes)
+    host = "gitee" if how == "gitee" else "github"
+    token = "a-token" if how == "graphql" else ""
+    tracker = Source.objects.create(host=host, owner=owner, repo=repo, token=token, **WINDOW)
+    return tracker, issues, notes
+
+
+def harvest(of, **kw):
+    return harvest_advance(run_id=harvest_start(source=of, enqueue=False).pk, **kw)
+
+
+# -- never hang
+
+
+@pytest.mark.parametrize("how", HOSTS)
+def test_a_trickling_answer_is_cut_off_at_the_request_bound_and_asked_again(
+    db, forge, settings, how
+):
+    settings.HARVEST_REQUEST_SECONDS = 0.3
+    tracker, issues, _ = serve(forge, how)
+    forge.trickle_on = {1}  # the first answer: a byte every 50 ms, for minutes
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)
+    assert forge.requests[1]["ordinal"] == 2  # the same page, asked again
+
+
+@pytest.mark.parametrize("how", HOSTS)
+def test_a_host_that_always_trickles_fails_the_run_in_words(db, forge, settings, how):
+    settings.HARVEST_REQUEST_SECONDS, settings.HARVEST_MAX_RETRIES = 0.2, 1
+    tracker, _, _ = serve(forge, how)
+    forge.trickle_on = set(range(1, 10))
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.FAILED
+    assert "no whole answer within 0.2 s" in run.error
+    assert "still failing after 1 retries" in run.error
+
+
+# -- never crash
+
+
+@pytest.mark.parametrize("how", HOSTS)
+def test_an_html_page_answered_with_200_is_asked_again(db, forge, how):
+    tracker, issues, _ = serve(forge, how)
+    forge.html_on = {1, 2}
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)
+
+
+@pytest.mark.parametrize("how", HOSTS)
+def test_a_host_answering_html_pages_fails_the_run_in_words(db, forge, settings, how):
+    settings.HARVEST_MAX_RETRIES = 1
+    tracker, _, _ = serve(forge, how)
+    forge.html_on = set(range(1, 10))
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.FAILED
+    assert "an HTML page instead of JSON (HTTP 200)" in run.error
+
+
+# -- a run whose process is gone never holds its source
+
+
+def test_a_run_left_running_by_a_dead_process_is_taken_over_by_the_same_harvest(db, forge):
+    tracker, issues, _ = serve(forge, "rest", n_issues=350)
+    crashed = harvest_start(source=tracker, enqueue=False)
+    harvest_advance(run_id=crashed.pk, max_pages=2)  # then its process died: no heartbeat since
+    long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    HarvestRun.objects.filter(pk=crashed.pk).update(created_at=long_ago, heartbeat_at=long_ago)
+    forge.reset_log()
+
+    call_command(
+        "harvest",
+        *("--host", "github", "--repo", "vllm-project/vllm"),
+        *("--from", "2023-01-01", "--until", "2025-04-30"),
+    )
+
+    crashed.refresh_from_db()
+    assert crashed.status == RunStatus.FAILED
+    assert "stopped without finishing: no sign of its process since" in crashed.error
+    taken_over = tracker.runs.get(status=RunStatus.DONE)
+    assert Issue.objects.count() == len(issues)
+    pages = [r["query"].get("page") for r in forge.requests if r["path"].endswith("/issues")]
+    assert pages[0] == "3"  # went on from the checkpoint
+    assert taken_over.pk != crashed.pk
+
+
+def test_a_run_with_a_live_heartbeat_still_holds_its_source(db, forge):
+    tracker, _, _ = serve(forge, "rest", n_issues=350)
+    harvest_advance(run_id=harvest_start(source=tracker, enqueue=False).pk, max_pages=1)
+    with pytest.raises(Conflict, match="is already being harvested"):
+        harvest_start(source=tracker, enqueue=False)
+
+
+# -- GraphQL's partial answers, deletions and cursors
+
+
+@pytest.mark.parametrize("fault", ["null_issue", "null_comment", "timeout"])
+def test_a_partial_or_timed_out_graphql_answer_is_asked_again(db, forge, fault):
+    tracker, issues, notes = serve(forge, "graphql")
+    forge.graphql_fault_on = {1: fault}
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)
+    assert Comment.objects.count() == len(notes)
+    assert forge.request_count == run.requests + 1 == 3  # the refused answer, asked again
+
+
+def test_graphql_answering_in_part_every_time_fails_the_run_in_words(db, forge, settings):
+    settings.HARVEST_MAX_RETRIES = 2
+    tracker, _, _ = serve(forge, "graphql")
+    forge.graphql_fault_on = dict.fromkeys(range(1, 10), "null_issue")
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.FAILED
+    assert "GitHub's GraphQL API answered in part (Something went wrong" in run.error
+    assert "still failing after 2 retries" in run.error
+
+
+def test_an_issue_deleted_before_its_extra_comment_page_leaves_the_rest_of_the_run(db, forge):
+    tracker, issues, notes = serve(forge, "graphql", n_issues=50, comments=1)
+    busy = issues[-1]
+    extra = [
+        dict(notes[0], id=9_000_000_000 + k, issue_url=busy["url"], updated_at=busy["created_at"])
+        for k in range(150)
+    ]
+    forge.upsert_github_items(
+        "vllm-project", "vllm", issues=[dict(busy, comments=151)], comments=extra
+    )
+    rest = [i for i in issues if i is not busy]
+    forge.on_request = {2: lambda: forge.add_github_repo("vllm-project", "vllm", rest, notes)}
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)  # stored as it was before it went
+    assert Comment.objects.filter(issue__number=str(busy["number"])).count() == 100
+
+
+def test_an_invalid_graphql_cursor_on_resume_restarts_the_listing(db, forge):
+    tracker, issues, _ = serve(forge, "graphql", n_issues=350)
+    run = harvest_start(source=tracker, enqueue=False)
+    harvest_advance(run_id=run.pk, max_pages=2)
+    forge.cursor_epoch = 1  # every cursor handed out so far is unknown now
+
+    call_command("harvest", "--resume", str(run.pk))
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE
+    assert run.restarts == 1
+    assert Issue.objects.count() == len(issues)
+
+
+def test_comment_ids_past_32_bits_are_read_whole(db, forge):
+    tracker, issues, notes = serve(forge, "graphql", n_issues=20)
+    assert min(n["id"] for n in notes) > 2**31  # GraphQL's databaseId is null for these
+
+    harvest(tracker)
+
+    assert set(Comment.objects.values_list("comment_id", flat=True)) == {n["id"] for n in notes}
+    assert set(Issue.objects.values_list("host_id", flat=True)) == {i["id"] for i in issues}
