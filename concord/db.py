@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from enum import IntEnum
 
-from django.db import connection, models
+from django.db import connection, models, transaction
 
 
 def upsert(
@@ -110,6 +110,22 @@ def refresh_planner_statistics(model: type[models.Model]) -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+
+
+def refresh_planner_statistics_on_commit(model: type[models.Model]) -> None:
+    """refresh_planner_statistics once the transaction commits, once however often the
+    transaction asks (an item import adds its items a chunk at a time in one transaction, issue
+    25). What is queued is read from Django's own list of on-commit callbacks, which a rollback
+    empties."""
+    queued = (getattr(entry[1], "analyzes", None) for entry in connection.run_on_commit)
+    if model in queued:
+        return
+
+    def refresh() -> None:
+        refresh_planner_statistics(model)
+
+    refresh.analyzes = model  # type: ignore[attr-defined]  # the mark read above
+    transaction.on_commit(refresh)
 
 
 class Lock(IntEnum):

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotation.duplicates.index import duplicate_index_after_items
 from annotation.gate import Write, gate
 from annotation.models import Item, Project, Stage
-from concord.db import refresh_planner_statistics
+from concord.db import refresh_planner_statistics_on_commit
 from concord.errors import ConcordError
 from ingest.candidates import candidates_among
 from ingest.importers import UrlImportReport, url_list_import
@@ -92,5 +93,7 @@ def project_items_add(*, project: Project, actor, write: Write, issue_ids: Seque
         # Volunteers may start the moment the items are in; until autovacuum gets to the table
         # the planner would plan their claims for the table as it was (tests.bench.capacity,
         # state "bulk").
-        transaction.on_commit(lambda: refresh_planner_statistics(Item))
+        refresh_planner_statistics_on_commit(Item)
+    if new:
+        duplicate_index_after_items(project)  # an added item may repeat one already there
     return len(new)
