@@ -2,7 +2,8 @@
 clocks. One test per class, on the fake forge over real HTTP, each saying what the tracker does
 and what the harvest must do."""
 
-from datetime import date, timedelta
+import time
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from django.conf import settings
@@ -10,6 +11,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from concord.errors import Conflict
+from ingest.clients import RateLimited
 from ingest.harvest import harvest_advance, harvest_start
 from ingest.models import Comment, HarvestRun, Issue, RunStatus, Source
 from tests.fakes.forge import make_gitee_issues, make_github_issues
@@ -201,3 +203,86 @@ def test_comment_ids_past_32_bits_are_read_whole(db, forge):
 
     assert set(Comment.objects.values_list("comment_id", flat=True)) == {n["id"] for n in notes}
     assert set(Issue.objects.values_list("host_id", flat=True)) == {i["id"] for i in issues}
+
+
+# -- rate limits and clocks
+
+
+def limited_once(run_id: int) -> float:
+    """Advance a run that the host has limited: the wait it is told to take."""
+    with pytest.raises(RateLimited) as limited:
+        harvest_advance(run_id=run_id)
+    return limited.value.wait_seconds
+
+
+@pytest.mark.parametrize(
+    ("kind", "with_data"),
+    [("RATE_LIMITED", True), ("RATE_LIMIT", True), ("RATE_LIMITED", False)],
+    ids=["RATE_LIMITED", "RATE_LIMIT", "headers-only"],
+)
+def test_a_graphql_limit_waits_until_its_reset_and_asks_nothing_meanwhile(
+    db, forge, settings, kind, with_data
+):
+    settings.HARVEST_SECONDARY_WAIT_SECONDS = 30  # a limit taken for a secondary waits this
+    tracker, issues, _ = serve(forge, "graphql")
+    forge.rate_limit, forge.rate_limit_reset_in = 0, 1
+    forge.graphql_limit_type, forge.graphql_limit_data = kind, with_data
+    run = harvest_start(source=tracker, enqueue=False)
+
+    wait = limited_once(run.pk)
+
+    assert 0 < wait <= 3  # until the reset (and a second), not past it
+    assert limited_once(run.pk) <= wait  # still limited: no request spent on it
+    assert forge.request_count == 1
+    time.sleep(wait)
+    assert harvest_advance(run_id=run.pk).status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)
+
+
+def test_a_graphql_secondary_limit_answered_200_waits_its_retry_after(db, forge):
+    tracker, _, _ = serve(forge, "graphql")
+    forge.secondary_limit_on, forge.secondary_as_graphql_error, forge.retry_after = {1}, True, 2
+
+    assert limited_once(harvest_start(source=tracker, enqueue=False).pk) == 2
+    assert HarvestRun.objects.get().status == RunStatus.WAITING
+
+
+@pytest.mark.parametrize("host_ahead", [3600, -3600])
+def test_a_retry_after_date_is_read_on_the_hosts_clock(db, forge, host_ahead):
+    tracker, _, _ = serve(forge, "rest")
+    forge.secondary_limit_on, forge.retry_after, forge.retry_after_date = {1}, 2, True
+    forge.clock_offset = host_ahead
+
+    wait = limited_once(harvest_start(source=tracker, enqueue=False).pk)
+
+    assert 1 <= wait <= 3  # two seconds on its clock (HTTP dates are whole seconds)
+
+
+@pytest.mark.parametrize("how", ["rest", "graphql"])
+@pytest.mark.parametrize("host_ahead", [3600, -3600])
+def test_a_reset_is_waited_for_on_the_hosts_clock(db, forge, settings, how, host_ahead):
+    settings.HARVEST_SECONDARY_WAIT_SECONDS = 30
+    tracker, _, _ = serve(forge, how)
+    forge.rate_limit, forge.rate_limit_reset_in, forge.clock_offset = 0, 1, host_ahead
+
+    wait = limited_once(harvest_start(source=tracker, enqueue=False).pk)
+
+    assert 0 < wait <= 3  # neither an hour nor at once (which would hammer the limited host)
+
+
+def test_a_re_harvest_asks_for_changes_since_the_hosts_clock_less_a_margin(db, forge):
+    tracker, issues, _ = serve(forge, "graphql")
+    forge.clock_offset = -3600  # our clock is an hour ahead of the host's
+    assert harvest(tracker).status == RunStatus.DONE
+    host_now = datetime.now(UTC) - timedelta(seconds=3600)
+    edited = dict(
+        issues[7], title="Edited on the host", updated_at=f"{host_now:%Y-%m-%dT%H:%M:%SZ}"
+    )
+    forge.upsert_github_items("vllm-project", "vllm", issues=[edited])
+    forge.reset_log()
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.get(number=str(edited["number"])).title == "Edited on the host"
+    assert forge.request_count == run.requests == 1
