@@ -13,6 +13,7 @@ from django.utils import timezone
 from concord.errors import Conflict
 from ingest.clients import RateLimited
 from ingest.harvest import harvest_advance, harvest_start
+from ingest.importers import url_list_import
 from ingest.models import Comment, HarvestRun, Issue, RunStatus, Source
 from tests.fakes.forge import make_gitee_issues, make_github_issues
 
@@ -286,3 +287,41 @@ def test_a_re_harvest_asks_for_changes_since_the_hosts_clock_less_a_margin(db, f
     assert run.status == RunStatus.DONE
     assert Issue.objects.get(number=str(edited["number"])).title == "Edited on the host"
     assert forge.request_count == run.requests == 1
+
+
+# -- renames
+
+
+@pytest.mark.parametrize("how", ["rest", "graphql"])
+def test_a_rename_is_followed_and_recorded_and_the_new_name_finds_the_stored_issues(db, forge, how):
+    """REST answers 301 to /repositories/{id}/... (GitHub's redirect); GraphQL answers under the
+    old name with the current `nameWithOwner`. Either way the source takes the new name, its
+    issues move with it, and a URL list or a harvest in the new name finds them."""
+    tracker, issues, notes = serve(forge, how, owner="microsoft", repo="DeepSpeed")
+    harvest(tracker)  # stored under the old name, before the rename
+    forge.add_github_repo("deepspeedai", "DeepSpeed", issues, notes)
+    forge.redirect_github_repo("microsoft", "DeepSpeed", "deepspeedai", "DeepSpeed")
+
+    run = harvest(tracker)
+
+    tracker.refresh_from_db()
+    assert run.status == RunStatus.DONE
+    assert (tracker.repository, tracker.renamed_from) == (
+        "deepspeedai/DeepSpeed",
+        "microsoft/DeepSpeed",
+    )
+    assert set(Issue.objects.values_list("owner", flat=True)) == {"deepspeedai"}
+    listed = "https://github.com/deepspeedai/DeepSpeed/issues/{}"
+    report = url_list_import(
+        text="\n".join(listed.format(i["number"]) for i in issues[:3]),
+        name="list.txt",
+        fetch_details=False,
+    )
+    assert (report.created, report.already_known) == (0, 3)
+    Source.objects.filter(pk=tracker.pk).delete()  # a fresh source, in the new name
+    renamed = Source.objects.create(
+        host="github", owner="deepspeedai", repo="DeepSpeed", token=tracker.token, **WINDOW
+    )
+    assert harvest(renamed).status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)
+    assert Comment.objects.count() == len(notes)
