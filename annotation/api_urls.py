@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("annotation.review.api_urls")),
     path("", include("annotation.reporting.api_urls")),
     path("", include("annotation.projects.api_urls")),
+    path("", include("annotation.package.api_urls")),
 ]

@@ -20,7 +20,8 @@ def audit_record(
     event = AuditEvent(
         project=project,
         item=item,
-        actor=actor if actor is not None and actor.is_authenticated else None,
+        # the operator of a command (gate.OPERATOR) is no account: recorded as Concord's step
+        actor=actor if actor is not None and actor.is_authenticated and actor.pk else None,
         action=action,
         before=before,
         after=after,

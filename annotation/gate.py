@@ -47,6 +47,7 @@ class Write(models.TextChoices):
     ITEMS_FROM_SOURCE = "items_from_source", _("adding a source's issues")
     ITEMS_IMPORT = "items_import", _("importing items")
     LABELS_IMPORT = "labels_import", _("importing label files")
+    PACKAGE_IMPORT = "package_import", _("importing a replication package")
     SETTINGS = "settings", _("changing the settings")
     MEMBERS = "members", _("managing members and invitations")
     ARCHIVE = "archive", _("archiving and restoring")
@@ -72,6 +73,7 @@ POLICIES: dict[Write, Policy] = {
     Write.ITEMS_FROM_SOURCE: Policy(Role.LEAD),
     Write.ITEMS_IMPORT: Policy(Role.ADMIN),
     Write.LABELS_IMPORT: Policy(Role.ADMIN),
+    Write.PACKAGE_IMPORT: Policy(Role.ADMIN),
     Write.SETTINGS: Policy(Role.ADMIN),
     Write.MEMBERS: Policy(Role.ADMIN),
     Write.ARCHIVE: Policy(Role.ADMIN, while_archived=True),

@@ -457,6 +457,7 @@ class ExportFormat(models.TextChoices):
     LONG = "long", _("Long: one row per label")
     FINAL = "final", _("Final labels: one row per resolved issue")
     REPOSITORIES = "repositories", _("Per-repository statistics (the study's Table I)")
+    PACKAGE = "package", _("Replication package (zip): the study's files, README, checksums")
 
 
 class JobStatus(models.TextChoices):
@@ -648,3 +649,92 @@ class LabelImportJob(BackgroundJob):
 
     def __str__(self) -> str:
         return f"label import {self.pk} into {self.project.slug} ({self.status})"
+
+
+# ---------------------------------------------------------------- the replication package (#28)
+
+
+class PackageKind(models.TextChoices):
+    LABELS = "labels", _("Label file (Issue_URL, Label1..LabelN, Final_Label)")
+    YEAR_LIST = "year_list", _("Yearly issue list (<repo>_<year>.txt)")
+    CARRIED = "carried", _("Carried as it came (taxonomy, its details, keyword lists)")
+
+
+class PackageFile(models.Model):
+    """A file of a replication package imported into the project (annotation.projects.package),
+    with what its bytes need beyond the project's data: its path in the package, byte-order
+    mark, line ending and last line's ending, so the package export
+    (annotation.reporting.package) writes it back byte for byte. Its records are PackageLines;
+    a carried file keeps its bytes here."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="package_files")
+    path = models.CharField(max_length=300, help_text="Path inside the package, '/' separated.")
+    kind = models.CharField(max_length=10, choices=PackageKind.choices)
+    year = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="A yearly list's year: the year of the issues it lists."
+    )
+    bom = models.BooleanField(default=False, help_text="Began with a UTF-8 byte-order mark.")
+    newline = models.CharField(
+        max_length=2, default="\n", help_text="The line ending of most of its lines."
+    )
+    final_newline = models.BooleanField(
+        default=True, help_text="Whether its last line ended with a line ending."
+    )
+    content = models.BinaryField(blank=True, default=b"", help_text="A carried file's bytes.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "path"], name="package_file_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.path} of {self.project_id}"
+
+
+class PackageLine(models.Model):
+    """One record of an imported label file or yearly list, in the file's order (repeats
+    included). `raw` keeps the record's own text where the export's rendering of the item would
+    differ (a repeated row with its own labels, unusual quoting or spelling, a blank line), with
+    `cells`, what the export rendered for the item at import: the raw text is written back while
+    the item still renders so."""
+
+    file = models.ForeignKey(PackageFile, on_delete=models.CASCADE, related_name="lines")
+    position = models.PositiveIntegerField(help_text="0 is a label file's header.")
+    item = models.ForeignKey(
+        Item, null=True, blank=True, on_delete=models.CASCADE, related_name="package_lines"
+    )
+    repeat = models.BooleanField(
+        default=False, help_text="Repeats an earlier record's issue in the same file."
+    )
+    raw = models.TextField(blank=True, help_text="The record as written, line ending included.")
+    cells = models.JSONField(null=True, blank=True, help_text="The item's export cells then.")
+
+    class Meta:
+        ordering = ["file", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["file", "position"], name="package_line_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.file.path}:{self.position}"
+
+
+class PackageImport(BackgroundJob):
+    """A replication package (a .zip) uploaded to be imported in the background
+    (annotation.projects.package): all or nothing, reported by file and line."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="package_imports")
+    name = models.CharField(max_length=200, help_text="The upload's name.")
+    file = models.CharField(
+        max_length=100, blank=True, help_text="The zip as sent, under VAR_DIR/package-imports."
+    )
+    report = models.JSONField(
+        default=dict, blank=True, help_text="Per file: what it added, its repeats, or errors."
+    )
+    error = models.TextField(blank=True, help_text="Why the import failed, in words.")
+
+    class Meta(BackgroundJob.Meta):
+        pass
+
+    def __str__(self) -> str:
+        return f"package import {self.pk} into {self.project.slug} ({self.status})"

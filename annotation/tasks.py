@@ -5,6 +5,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from annotation.package.tasks import package_import_run
 from annotation.projects.tasks import item_import_run, label_import_run
 from annotation.reporting.tasks import export_files_expire, export_job_run
 from concord.tasks import send, send_each
@@ -15,6 +16,7 @@ __all__ = [
     "item_import_run",
     "jobs_resume_stale",
     "label_import_run",
+    "package_import_run",
 ]
 
 
@@ -23,12 +25,13 @@ def jobs_resume_stale() -> dict[str, list[int]]:
     """Send again the jobs nobody is working on: exports, item imports and label-file imports
     (beat runs this; so does each worker on start)."""
     from annotation.jobs import jobs_stale
-    from annotation.models import ExportJob, ItemImport, LabelImportJob
+    from annotation.models import ExportJob, ItemImport, LabelImportJob, PackageImport
 
     return {
         "exports": send_each(export_job_run, jobs_stale(ExportJob)),
         "item_imports": send_each(item_import_run, jobs_stale(ItemImport)),
         "label_imports": send_each(label_import_run, jobs_stale(LabelImportJob)),
+        "package_imports": send_each(package_import_run, jobs_stale(PackageImport)),
     }
 
 

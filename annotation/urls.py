@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("annotation.screening.urls")),
     path("", include("annotation.review.urls")),
     path("", include("annotation.reporting.urls")),
+    path("", include("annotation.package.urls")),
 ]

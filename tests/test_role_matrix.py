@@ -85,6 +85,11 @@ RULES: dict[str, Rule] = {
     "project-label-import": Rule("admin", kwargs="label_import"),
     "api-label-imports": Rule("admin", method="post", kwargs="project"),
     "api-label-import": Rule("admin", kwargs="label_import"),
+    # the replication package's import (issue 28): admins
+    "project-package-imports": Rule("admin", kwargs="project"),
+    "project-package-import": Rule("admin", kwargs="package_import"),
+    "api-package-imports": Rule("admin", method="post", kwargs="project"),
+    "api-package-import": Rule("admin", kwargs="package_import"),
     "password_change": Rule("signed-in"),
     "password_change_done": Rule("signed-in"),
     "password_reset": Rule("public"),
@@ -289,6 +294,12 @@ def label_import(project, personas) -> int:
     return label_import_run(job_id=queued.job.pk).pk
 
 
+def package_import(project) -> int:
+    from annotation.models import PackageImport
+
+    return PackageImport.objects.create(project=project, name="package.zip", status="done").pk
+
+
 @pytest.fixture
 def world(personas, project, settings, tmp_path):
     return role_world(personas, project, settings, tmp_path)
@@ -326,6 +337,7 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
         },
         "invitation": {"token": invitation_token(project, personas)},
         "label_import": {"slug": project.slug, "pk": label_import(project, personas)},
+        "package_import": {"slug": project.slug, "pk": package_import(project)},
         "password_reset": {"uidb64": "MQ", "token": "set-password"},
         "": {},
     }

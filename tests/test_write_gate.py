@@ -327,6 +327,21 @@ def label_file() -> SimpleUploadedFile:
     return SimpleUploadedFile("labels.csv", LABEL_FILE, content_type="text/csv")
 
 
+def package_zip() -> bytes:
+    """A replication package of one label file."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("Issue Report/Megatron-LM.csv", LABEL_FILE)
+    return buffer.getvalue()
+
+
+def package_file() -> SimpleUploadedFile:
+    return SimpleUploadedFile("package.zip", package_zip(), content_type="application/zip")
+
+
 def url_list_file() -> SimpleUploadedFile:
     return SimpleUploadedFile("issues.txt", URL_LIST.encode(), content_type="text/plain")
 
@@ -449,6 +464,13 @@ WRITES: dict[tuple[str, str], Entry] = {
     ),
     ("api-label-imports", "post"): Entry(
         "project", lambda w, u: form(files=label_file()), Write.LABELS_IMPORT
+    ),
+    # the replication package: the upload queues the job (which is tested below as a job)
+    ("project-package-imports", "post"): Entry(
+        "project", lambda w, u: form(package=package_file()), Write.PACKAGE_IMPORT
+    ),
+    ("api-package-imports", "post"): Entry(
+        "project", lambda w, u: form(file=package_file()), Write.PACKAGE_IMPORT
     ),
     ("api-item-imports", "post"): Entry(
         "project",
@@ -600,6 +622,7 @@ READS_ANY_METHOD = {
     "project-export-job",
     "project-export-download",
     "project-label-import",
+    "project-package-import",
     # pages whose POST is in WRITES; their other methods read
     "join",
     "project-edit",
@@ -949,13 +972,29 @@ def _items_command(w: World, folder) -> list[str]:
 
 
 # command -> its arguments for a valid run (files written to the folder given)
+def empty_project(w: World) -> None:
+    """A package goes into an empty project: the world's project becomes a new one (made in the
+    attempt's transaction, rolled back with it), which the archived attempt archives."""
+    w.project = Project.objects.create(name="Empty", slug="empty", taxonomy=w.project.taxonomy)
+    Membership.objects.create(project=w.project, user=w.people["admin"], role=Role.ADMIN)
+
+
+def _package_command(w: World, folder) -> list[str]:
+    empty_project(w)
+    path = folder / "package.zip"
+    path.write_bytes(package_zip())
+    return ["--project", w.project.slug, str(path)]
+
+
 WRITE_COMMANDS: dict[str, Callable[[World, Any], list[str]]] = {
     "import_labels": _labels_command,
     "import_items": _items_command,
+    "import_package": _package_command,
 }
 OTHER_COMMANDS = {
     "agreement": "reads a project (a report)",
     "export": "an export: reads the project, allowed while archived",
+    "export_package": "an export: reads the project, allowed while archived",
     "create_project": "a new project (site-wide)",
     "setup_demo": "its own demo project, created or refreshed (a development tool)",
     "harvest": "ingest (site-wide)",
@@ -1009,6 +1048,29 @@ def _item_job_run(job_id: int) -> str:
     return " ".join([job.status, job.error, json.dumps(job.problems, ensure_ascii=False)])
 
 
+def _package_job(w: World) -> int:
+    from annotation.package.jobs import package_import_queue
+
+    empty_project(w)
+    queued = package_import_queue(
+        project=w.project,
+        user=w.people["admin"],
+        name="package.zip",
+        data=package_zip(),
+        enqueue=False,
+    )
+    return queued.job.pk
+
+
+def _package_job_run(job_id: int) -> str:
+    from annotation.models import PackageImport
+    from annotation.package.jobs import package_import_run
+
+    package_import_run(job_id=job_id)
+    job = PackageImport.objects.get(pk=job_id)
+    return " ".join([job.status, job.error, json.dumps(job.report, ensure_ascii=False)])
+
+
 @dataclass(frozen=True)
 class Job:
     queue: Callable[[World], int]  # queued by the project's admin in the open project: the id
@@ -1022,6 +1084,9 @@ WRITE_JOBS: dict[str, Job] = {
         _label_job, _label_job_run, "annotation_labelimportjob"
     ),
     "annotation.tasks.item_import_run": Job(_item_job, _item_job_run, "annotation_itemimport"),
+    "annotation.tasks.package_import_run": Job(
+        _package_job, _package_job_run, "annotation_packageimport"
+    ),
 }
 OTHER_TASKS = {
     "concord.health": "the workers' health probe: writes nothing",

@@ -25,8 +25,13 @@ from annotation.access import access_project
 from annotation.api_input import validated
 from annotation.jobs import JobProgressOut
 from annotation.models import ExportFormat, ExportJob, Project, Role, Stage
-from annotation.reporting.export_jobs import export_job_file, export_job_progress, export_job_start
-from annotation.reporting.exports import export_lines, export_options
+from annotation.reporting.export_jobs import (
+    export_content_type,
+    export_job_file,
+    export_job_progress,
+    export_job_start,
+)
+from annotation.reporting.exports import CSV_FORMATS, export_lines, export_options
 from concord.errors import NotFound
 from taxonomy.models import Level
 
@@ -150,8 +155,8 @@ class ProjectExportApi(APIView):
                 "export_format",
                 str,
                 OpenApiParameter.PATH,
-                enum=ExportFormat.values,
-                description="study, long, final or repositories.",
+                enum=list(CSV_FORMATS),
+                description="study, long, final or repositories (the package: an export job).",
             ),
         ],
         responses={
@@ -160,8 +165,13 @@ class ProjectExportApi(APIView):
     )
     def get(self, request: Request, slug: str, export_format: str) -> StreamingHttpResponse:
         project = access_project(request.user, slug, at_least=Role.ADMIN)
-        if export_format not in ExportFormat.values:
-            raise NotFound(f"No export format {export_format!r}; use one of {ExportFormat.values}.")
+        if export_format == ExportFormat.PACKAGE:
+            raise NotFound(
+                "The replication package is a zip of files, written in the background: queue it "
+                "with POST export-jobs/ and format=package."
+            )
+        if export_format not in CSV_FORMATS:
+            raise NotFound(f"No export format {export_format!r}; use one of {list(CSV_FORMATS)}.")
         query = validated(ExportQuery, request.query_params)
         options = export_options(project, format=export_format, **query)
         name = f"{project.slug}-{options.file_name_part}-{timezone.now():%Y%m%d}.csv"
@@ -225,5 +235,5 @@ class ProjectExportFileApi(APIView):
             path.open("rb"),
             as_attachment=True,
             filename=job.file,
-            content_type="text/csv; charset=utf-8",
+            content_type=export_content_type(job),
         )

@@ -28,8 +28,9 @@ from annotation.jobs import (
     job_waiting_step,
     jobs_stale,
 )
-from annotation.models import ExportJob, ExportStatus, Project
+from annotation.models import ExportFormat, ExportJob, ExportStatus, Project
 from annotation.reporting.exports import ExportOptions, export_count, export_options, export_to_file
+from annotation.reporting.package import package_write
 from concord.errors import ConcordError
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,8 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
         options = export_options(job.project, **{**job.options, "format": job.format})
         name = export_file_name(job, options)
         _remove_leftovers(name)
-        rows = export_to_file(
+        write = package_write if options.format == ExportFormat.PACKAGE else export_to_file
+        rows = write(
             job.project,
             options,
             export_dir() / name,
@@ -128,7 +130,15 @@ def _fail(job: ExportJob, message: str) -> ExportJob:
 
 def export_file_name(job: ExportJob, options: ExportOptions) -> str:
     """The file's name on disk and in the download: project, format (and level), date, job."""
-    return f"{job.project.slug}-{options.file_name_part}-{job.created_at:%Y%m%d}-{job.pk}.csv"
+    suffix = ".zip" if options.format == ExportFormat.PACKAGE else ".csv"
+    return f"{job.project.slug}-{options.file_name_part}-{job.created_at:%Y%m%d}-{job.pk}{suffix}"
+
+
+def export_content_type(job: ExportJob) -> str:
+    """The download's type: a zip for the replication package, else CSV."""
+    if job.format == ExportFormat.PACKAGE:
+        return "application/zip"
+    return "text/csv; charset=utf-8"
 
 
 def export_job_file(job: ExportJob) -> Path | None:

@@ -16,7 +16,12 @@ from django.utils.translation import gettext_lazy
 from annotation.access import access_project
 from annotation.models import ExportFormat, ExportJob, Project, Role, Stage
 from annotation.project_nodes import project_nodes
-from annotation.reporting.export_jobs import export_job_file, export_job_progress, export_job_queue
+from annotation.reporting.export_jobs import (
+    export_content_type,
+    export_job_file,
+    export_job_progress,
+    export_job_queue,
+)
 from annotation.reporting.exports import export_options, study_columns
 from concord.errors import ConcordError
 from concord.tasks import NOT_SENT
@@ -135,5 +140,5 @@ def export_job_download(request, slug: str, pk: int):
         path.open("rb"),
         as_attachment=True,
         filename=job.file,
-        content_type="text/csv; charset=utf-8",
+        content_type=export_content_type(job),
     )

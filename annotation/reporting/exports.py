@@ -32,14 +32,16 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet
-from django.db.models.functions import ExtractYear
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce, ExtractYear
 
 from annotation.models import (
     Annotation,
     ExportFormat,
     Item,
     Membership,
+    PackageKind,
+    PackageLine,
     Project,
     ScreeningVote,
     Stage,
@@ -181,10 +183,14 @@ def export_lines(project: Project, options: ExportOptions) -> Iterator[str]:
     return csv_lines(export_rows(project, options), bom=options.bom)
 
 
+# The formats that are one CSV (and may be streamed); the replication package is a zip of files.
+CSV_FORMATS = tuple(f for f in ExportFormat.values if f != ExportFormat.PACKAGE)
+
+
 def export_count(project: Project, options: ExportOptions) -> int:
     """How many data rows the export will have (one count query; the progress bar's total)."""
     items = filtered_items(project, options)
-    if options.format == ExportFormat.STUDY:
+    if options.format in (ExportFormat.STUDY, ExportFormat.PACKAGE):
         return _study_items(items).count()
     if options.format == ExportFormat.LONG:
         return Annotation.objects.filter(item__in=items).count()
@@ -384,6 +390,16 @@ def _instant(moment: datetime | None) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds")[:-6] + "Z"
 
 
+def with_study_year(items: QuerySet[Item]) -> QuerySet[Item]:
+    """`items` with `year`: the year of the first yearly list of a replication package that lists
+    the item (the study's own filing: a Gitee issue opened on 31 December in UTC may be filed
+    under the next year, in Beijing time), else the year the tracker says it was created, else
+    None."""
+    listed = PackageLine.objects.filter(item=OuterRef("pk"), file__kind=PackageKind.YEAR_LIST)
+    first = listed.order_by("file__year").values("file__year")[:1]
+    return items.annotate(year=Coalesce(Subquery(first), ExtractYear("issue__created_at")))
+
+
 def _study_items(items: QuerySet[Item]) -> QuerySet[Item]:
     """Items with a label or a final label: the rows of a study file."""
     labelled = Exists(Annotation.objects.filter(item=OuterRef("pk")))
@@ -398,18 +414,36 @@ def study_rows(project: Project, options: ExportOptions) -> Iterator[list]:
     counts as its ancestor there, a coarser one is blank (as the importer reads blanks: no
     label). Columns follow `export_volunteers`; items without any label or final label are
     left out."""
+    header, rows = study_table(project, options)
+    yield header
+    for _, row in rows:
+        yield row
+
+
+def study_table(
+    project: Project, options: ExportOptions
+) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """The study format's header, and its data rows with their item ids (the replication
+    package places each row by its item)."""
     volunteers = export_volunteers(project)
+    width = len(volunteers)
+    header = [URL_COLUMN, *(f"Label{j}" for j in range(1, width + 1)), FINAL_COLUMN]
+    return header, _study_item_rows(project, options, volunteers)
+
+
+def _study_item_rows(
+    project: Project, options: ExportOptions, volunteers: list[tuple[int, str]]
+) -> Iterator[tuple[int, list[str]]]:
     column_of = {user: j for j, (user, _) in enumerate(volunteers)}
     width = len(volunteers)
     rolled = _Tree(project).rolled_up(Level.depth_of(options.level))
-    yield [URL_COLUMN, *(f"Label{j}" for j in range(1, width + 1)), FINAL_COLUMN]
     items = _study_items(filtered_items(project, options))
     for page in _pages(items, "issue__url", "resolution__node_id"):
         labels: dict[int, list[str]] = {pk: [""] * width for pk, _, _ in page}
         for item, volunteer, node in _page_labels(page, "volunteer_id", "node_id"):
             labels[item][column_of[volunteer]] = rolled[node]
         for pk, url, final in page:
-            yield [url, *labels[pk], rolled[final]]
+            yield pk, [url, *labels[pk], rolled[final]]
 
 
 def long_rows(project: Project, options: ExportOptions) -> Iterator[list]:
@@ -498,13 +532,13 @@ UNKNOWN_YEAR = "Year_Unknown"
 
 def repository_rows(project: Project, options: ExportOptions) -> Iterator[list]:
     """Per repository, like the study's Table I: issues (items not excluded in screening) by
-    the year they were created on the tracker, one column per year present (plus
-    Year_Unknown for issues imported without details); final labels by type (one column per
-    type of the taxonomy, headed by its name); how many items were screened (a screening vote,
-    or excluded), how many excluded, the false-positive rate excluded / screened, and how many
-    rows of imported study files repeated an issue URL and were merged into the first (so the
-    counts can be matched to the files). A totals row ends the table. Four aggregate queries,
-    whatever the project's size."""
+    year (with_study_year: a package's yearly list, else the tracker's date), one column per
+    year present (plus Year_Unknown for issues imported without either); final labels by type
+    (one column per type of the taxonomy, headed by its name); how many items were screened (a
+    screening vote, or excluded), how many excluded, the false-positive rate excluded /
+    screened, and how many rows of imported study files repeated an issue URL and were merged
+    into the first (so the counts can be matched to the files). A totals row ends the table.
+    Four aggregate queries, whatever the project's size."""
     items = filtered_items(project, options)
     kept = items.exclude(stage=Stage.EXCLUDED)
     repo = ("issue__host", "issue__owner", "issue__repo")
@@ -512,7 +546,7 @@ def repository_rows(project: Project, options: ExportOptions) -> Iterator[list]:
         lambda: _RepositoryCounts(Counter(), Counter())
     )
 
-    years = kept.annotate(year=ExtractYear("issue__created_at")).values_list(*repo, "year")
+    years = with_study_year(kept).values_list(*repo, "year")
     for *key, year, n in years.annotate(n=Count("pk")).order_by():
         counts[tuple(key)].by_year[UNKNOWN_YEAR if year is None else str(year)] += n
         counts[tuple(key)].issues += n

@@ -1,0 +1,304 @@
+"""The replication package in: a published package (annotation.package.reading) read into a new
+or empty project, all or nothing, with a report by file and line.
+
+- Label files go through the study-format importer (annotation.projects.importers), each as
+  `manage.py import_labels` takes it: repeated rows are kept as the importer keeps them (the
+  first row makes the item; the others are recorded and reported).
+- Yearly lists set each issue's year in the study (reporting.exports.with_study_year); an issue
+  listed again (in the same or another list) is recorded and reported, never dropped.
+- Carried files (taxonomy, its details, filter_keywords) are kept as they came; the keyword lists
+  are checked and each list Concord does not hold yet becomes a keyword set.
+
+Every record of a label file or yearly list is stored in order (PackageLine) with what its bytes
+need beyond the project's data (file layout: byte-order mark, line ending; a record's own text
+where the export would write it differently, as for a repeated row with its own labels), so the
+package export writes the same bytes back. A problem anywhere refuses the whole package:
+nothing is written, and every problem found is named by file, line and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from annotation.gate import Write, gate
+from annotation.models import Item, PackageFile, PackageKind, PackageLine, Project
+from annotation.package.reading import PackageContents, PackageEntry
+from annotation.projects.importers import MAX_REPORTED, ImportFailed, study_labels_import_bytes
+from annotation.projects.settings import project_create, project_update
+from annotation.reporting.exports import study_table
+from annotation.reporting.package import package_options, package_row
+from concord.errors import ConcordError, Conflict, RowError, utf8_text
+from concord.file_layout import Layout, csv_record, csv_records, decoded, physical_lines
+from ingest.issue_refs import BadIssueUrl, parse_issue_url
+from ingest.keywords import parse_filter_keywords
+from ingest.models import KeywordSet
+from ingest.services import issues_ensure
+from taxonomy.models import Level, Taxonomy
+
+BATCH = 5000
+
+
+class PackageFailed(ConcordError):
+    """Every problem found in the package, each with its file, line and column; nothing was
+    imported."""
+
+    def __init__(self, errors: list[RowError]) -> None:
+        self.errors = errors
+        shown = "\n".join(f"  {e}" for e in errors[:MAX_REPORTED])
+        more = len(errors) - MAX_REPORTED
+        tail = "\n  " + _("... and %(n)d more") % {"n": more} if more > 0 else ""
+        message = _("%(n)d problem(s); nothing was imported:") % {"n": len(errors)}
+        super().__init__(f"{message}\n{shown}{tail}")
+
+
+@dataclass
+class PackageReport:
+    files: list[dict] = field(default_factory=list)  # per file: path, kind and what it added
+    left_out: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {"files": self.files, "left_out": self.left_out, "notes": self.notes}
+
+
+def package_import(*, project: Project, actor, contents: PackageContents) -> PackageReport:
+    """Import `contents` into `project`, which must hold no item yet; raises PackageFailed (or a
+    gate refusal) and writes nothing if anything is wrong."""
+    gate(actor, project, Write.PACKAGE_IMPORT)
+    errors = list(contents.errors)
+    report = PackageReport(left_out=contents.left_out)
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=project.pk)
+        if project.items.exists() or project.package_files.exists():
+            raise Conflict(
+                _("%(project)s already holds items: a package goes into a new or empty project.")
+                % {"project": project.slug}
+            )
+        _match_k(project, actor, contents.of_kind(PackageKind.LABELS), report, errors)
+        for entry in contents.of_kind(PackageKind.LABELS):
+            try:
+                labels = study_labels_import_bytes(
+                    project=project, actor=actor, data=entry.data, name=entry.path
+                )
+            except ImportFailed as exc:
+                errors.extend(exc.errors)
+                continue
+            repeats = [
+                {"line": r.line, "first_line": r.first_line, "labels_differ": r.labels_differ}
+                for r in labels.repeats
+            ]
+            report.files.append(
+                {
+                    "path": entry.path,
+                    "kind": entry.kind,
+                    "rows": labels.rows + len(repeats),
+                    "items_created": labels.items_created,
+                    "annotations_created": labels.annotations_created,
+                    "resolutions_created": labels.resolutions_created,
+                    "repeats": repeats,
+                }
+            )
+        if not errors:
+            _record_label_files(project, contents.of_kind(PackageKind.LABELS), errors)
+            _record_year_lists(project, contents.of_kind(PackageKind.YEAR_LIST), report, errors)
+            _keep_carried(project, contents.of_kind(PackageKind.CARRIED), report, errors)
+        if errors:
+            raise PackageFailed(errors)
+    return report
+
+
+def _match_k(project: Project, actor, entries: list[PackageEntry], report, errors) -> None:
+    """The project wants as many labels per issue as the files have Label columns (the study:
+    7), so the imported items settle as they did in the study. The headers themselves are
+    checked by the label importer."""
+    widths = set()
+    for entry in entries:
+        try:
+            header = next(csv.reader(io.StringIO(utf8_text(entry.data, entry.path))), [])
+        except (RowError, csv.Error):
+            continue  # the importer names the problem
+        widths.add(max(len(header) - 2, 1))
+    if len(widths) == 1 and project.overlap_k != (k := widths.pop()):
+        project_update(project=project, actor=actor, overlap_k=k)
+        report.notes.append(_("k set to %(k)d, the label files' Label columns.") % {"k": k})
+
+
+def _items_by_url(project: Project, urls: list[str]) -> dict[str, int]:
+    """Item id of each URL the project holds (URLs as written; unreadable ones left out)."""
+    refs = {}
+    for url in dict.fromkeys(urls):
+        try:
+            refs[url] = parse_issue_url(url)
+        except BadIssueUrl:
+            continue
+    issue_of = issues_ensure(refs.values())
+    item_of_issue = dict(project.items.values_list("issue_id", "pk"))
+    return {
+        url: item_of_issue[issue_of[ref]]
+        for url, ref in refs.items()
+        if issue_of[ref] in item_of_issue
+    }
+
+
+def _new_file(project: Project, entry: PackageEntry, layout: Layout, **extra) -> PackageFile:
+    return PackageFile.objects.create(
+        project=project,
+        path=entry.path,
+        kind=entry.kind,
+        bom=layout.bom,
+        newline=layout.newline,
+        final_newline=layout.final_newline,
+        **extra,
+    )
+
+
+def _ended(raw: str, newline: str) -> str:
+    """A record as stored: the file's last one may lack its line ending (Layout says so)."""
+    return raw if raw.endswith(("\n", "\r")) else raw + newline
+
+
+def _record_label_files(project: Project, entries: list[PackageEntry], errors) -> None:
+    """A PackageLine per record, in order; its text is kept where the export would write the
+    item otherwise (compared with the export's own rendering, study_table)."""
+    header, table = study_table(project, package_options(project))
+    row_of = dict(table)
+    url_of = dict(Item.objects.filter(project=project).values_list("pk", "issue__url"))
+    for entry in entries:
+        layout, text = decoded(entry.data, entry.path)
+        records = list(csv_records(text))
+        items = _items_by_url(project, [cells[0].strip() for _, cells in records[1:] if cells])
+        file = _new_file(project, entry, layout)
+        lines, seen = [], set()
+        for position, (raw, cells) in enumerate(records):
+            raw = _ended(raw, layout.newline)
+            item = items.get(cells[0].strip()) if position and cells else None
+            if position == 0:
+                now = header
+            elif item is None:
+                lines.append(PackageLine(file=file, position=position, raw=raw))
+                continue
+            else:
+                now = package_row(row_of, item, url_of[item], header)
+            repeat = item is not None and item in seen
+            seen.add(item)
+            kept = repeat or raw != csv_record(now, layout.newline)
+            lines.append(
+                PackageLine(
+                    file=file,
+                    position=position,
+                    item_id=item,
+                    repeat=repeat,
+                    raw=raw if kept else "",
+                    cells=now if kept else None,
+                )
+            )
+        PackageLine.objects.bulk_create(lines, batch_size=BATCH)
+
+
+def _record_year_lists(project: Project, entries, report: PackageReport, errors) -> None:
+    """A PackageLine per line: the issue's year is the list's; an issue listed again (here or
+    in an earlier list) is recorded as a repeat and reported."""
+    url_of = dict(Item.objects.filter(project=project).values_list("pk", "issue__url"))
+    first: dict[int, str] = {}
+    for entry in entries:
+        try:
+            layout, text = decoded(entry.data, entry.path)
+        except RowError as exc:
+            errors.append(exc)
+            continue
+        lines = [_ended(line, layout.newline) for line in physical_lines(text)]
+        items = _items_by_url(project, [line.strip() for line in lines])
+        file = _new_file(project, entry, layout, year=entry.year)
+        records, repeats = [], []
+        for number, line in enumerate(lines, start=1):
+            url = line.strip()
+            if not url:
+                records.append(PackageLine(file=file, position=number, raw=line))
+                continue
+            item = items.get(url)
+            if item is None:
+                errors.append(RowError(entry.path, number, None, _year_list_problem(url)))
+                continue
+            repeat = item in first
+            if repeat:
+                repeats.append({"line": number, "first": first[item]})
+            else:
+                first[item] = f"{entry.path}:{number}"
+            kept = line != url_of[item] + layout.newline
+            records.append(
+                PackageLine(
+                    file=file,
+                    position=number,
+                    item_id=item,
+                    repeat=repeat,
+                    raw=line if kept else "",
+                    cells=[url_of[item]] if kept else None,
+                )
+            )
+        PackageLine.objects.bulk_create(records, batch_size=BATCH)
+        report.files.append(
+            {
+                "path": entry.path,
+                "kind": entry.kind,
+                "year": entry.year,
+                "rows": len(records),
+                "repeats": repeats,
+            }
+        )
+
+
+def _year_list_problem(url: str) -> str:
+    try:
+        parse_issue_url(url)
+    except BadIssueUrl as exc:
+        return str(exc)
+    return _("%(url)s is in no label file of the package") % {"url": url}
+
+
+def _keep_carried(project: Project, entries, report: PackageReport, errors) -> None:
+    """Keep each carried file's bytes; a keyword file must read as one, and its lists Concord
+    does not hold yet become keyword sets (an existing set of that name is left as it is)."""
+    for entry in entries:
+        try:
+            text = utf8_text(entry.data, entry.path)
+            if entry.path.rsplit("/", 1)[-1] == "filter_keywords":
+                report.notes.extend(_keyword_sets(parse_filter_keywords(text, entry.path)))
+        except ConcordError as exc:
+            errors.append(exc)
+            continue
+        _new_file(project, entry, Layout(), content=entry.data)
+        report.files.append({"path": entry.path, "kind": entry.kind, "bytes": len(entry.data)})
+
+
+def _keyword_sets(lists: dict[str, list[str]]) -> list[str]:
+    notes = []
+    held = dict(KeywordSet.objects.filter(name__in=lists).values_list("name", "keywords"))
+    for name, keywords in lists.items():
+        if name not in held:
+            KeywordSet.objects.create(name=name, keywords=keywords)
+            notes.append(_("Keyword set %(name)s added.") % {"name": name})
+        elif held[name] != keywords:
+            notes.append(
+                _("Keyword set %(name)s exists with other keywords; it was left as it is.")
+                % {"name": name}
+            )
+    return notes
+
+
+def package_project(*, slug: str, name: str, taxonomy: Taxonomy) -> Project:
+    """A new project for a package (the command's --project naming none yet): the study's
+    shape, labels at theme depth without screening (its issues were screened already); k
+    follows the label files."""
+    return project_create(
+        creator=None,
+        name=name,
+        slug=slug,
+        taxonomy=taxonomy,
+        label_depth=Level.THEME,
+        screening_enabled=False,
+    )
