@@ -347,19 +347,46 @@ def _where_next(
     run: HarvestRun, client, url: str, page: Page, cached: PageValidator | None
 ) -> tuple[str | None, bool, dict]:
     """(the next page, whether this one ends the phase, what else the checkpoint takes): the
-    host's `next`, or the cached one on a 304; a step back when Gitee's pages shifted; a
-    continuation by time when a comment listing stopped short."""
+    host's `next`, or the cached one on a 304; comments by time; a step back when the issue
+    pages shifted (an issue before this page went away)."""
     cursor, phase = run.cursor, run.cursor["phase"]
     ends = _ends_phase(run.source, page, cached, phase)
     next_url = (cached.next_url or None) if page.not_modified and cached else page.next_url
+    if phase == COMMENTS:
+        return _comments_next(run, client, page, next_url)
     if _shifted(cursor, page):  # an item before this page went away: re-walk what moved up
         pages_back = -(-(cursor["total"] - (page.total or 0)) // PER_PAGE)
         depth = max(cursor.get("depth", 0) - pages_back, 0)
         return client.page_back(url, pages_back) or next_url, False, {"depth": depth}
-    if (since := _more_by_time(phase, page, next_url)) is not None:
-        next_url = _time_continuation(run, client, since)
-        return next_url, ends, {"walk_start": next_url, "since": since.isoformat()}
-    return next_url, ends, {}
+    boundary = _numbers_missing(client, cursor, page)
+    if boundary is not None and (back := client.page_back(url, 1)) is not None:
+        depth = max(cursor.get("depth", 0) - 1, 0)
+        return back, False, {"depth": depth, "rechecked": boundary, "last_number": None}
+    last = page.items[-1].number if page.items and client.numbers_in_sequence else None
+    return next_url, ends, {"last_number": last}
+
+
+def _comments_next(
+    run: HarvestRun, client, page: Page, next_url: str | None
+) -> tuple[str | None, bool, dict]:
+    """Comments are read by time, never by page number: after a full page, the next one asks
+    for what was updated since the last update on it (`since=`; the comments of that second
+    come again and are not counted twice). A comment edited or deleted meanwhile moves nothing
+    not yet read, a listing the host caps deep down is never reached, and a re-run of an
+    unchanged tracker asks the very same URLs (all 304s). A page that is not full ends the
+    listing; a 304 goes where it went. More than a page of comments of one second (an import)
+    are read through the host's pages of that one query."""
+    if page.not_modified:
+        return next_url, False, {"boundary_ids": []}
+    since = _reached(page, COMMENTS) if len(page.items) >= PER_PAGE else None
+    if since is None:
+        return None, False, {}
+    again = [r.comment_id for r in page.items if (r.updated_at or r.created_at) == since]
+    previous = run.cursor.get("since")
+    if previous and datetime.fromisoformat(previous) >= since and next_url:
+        return next_url, False, {"boundary_ids": again}
+    url = _time_continuation(run, client, since)
+    return url, False, {"walk_start": url, "since": since.isoformat(), "boundary_ids": again}
 
 
 def _shifted(cursor: dict, page: Page) -> bool:
@@ -370,13 +397,23 @@ def _shifted(cursor: dict, page: Page) -> bool:
     return page.total is not None and before is not None and page.total < before
 
 
-def _more_by_time(phase: str, page: Page, next_url: str | None) -> datetime | None:
-    """Where to go on from by time, after a full comments page with no next page from a host
-    that gives no count: a listing the host stopped serving deep down, or one that ended exactly
-    on a page boundary. Only asking by time tells them apart (one request in the second case)."""
-    if phase != COMMENTS or next_url is not None or page.not_modified or page.total is not None:
+def _numbers_missing(client, cursor: dict, page: Page) -> list[str] | None:
+    """[last number of the page before, first of this one] when numbers are missing between them
+    and that boundary was not read again already, else None.
+
+    GitHub numbers issues and pull requests in one sequence as they are created, and the REST
+    listing holds both, newest first: a page's first number follows the last of the page before
+    unless issues went away in between. Those deleted before the run leave a gap for good; one
+    deleted during it moved the issues after it up a place, and the first of this page into the
+    page before, already read. Reading that page again (once per boundary) tells them apart."""
+    last = cursor.get("last_number")
+    if not (client.numbers_in_sequence and last and page.items and not page.not_modified):
         return None
-    return _reached(page, COMMENTS) if len(page.items) >= PER_PAGE else None
+    first = page.items[0].number
+    boundary = [last, first]
+    if int(first) >= int(last) - 1 or cursor.get("rechecked") == boundary:
+        return None
+    return boundary
 
 
 def _ends_phase(source: Source, page: Page, cached: PageValidator | None, phase: str) -> bool:
@@ -548,7 +585,9 @@ def _store_page(
                 if page.comments:  # GraphQL: the issues' comments came with them
                     counts["comments_fetched"] = _store_comments(source, page.comments)
             else:
-                counts["comments_fetched"] = _store_comments(source, page.items)
+                seen = set(expected.get("boundary_ids") or ())  # the page before ended with them
+                fresh = [r for r in page.items if r.comment_id not in seen]
+                counts["comments_fetched"] = _store_comments(source, fresh)
         cursor = _next_cursor(expected, page, phase, next_url, ends, moves)
         _remember_page(source, page, cached, next_url, ends)
         for name, n in counts.items():

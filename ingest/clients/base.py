@@ -260,6 +260,9 @@ class ForgeClient:
     rate limits turned into RateLimited. Subclasses say how their host words limits and errors."""
 
     host = ""  # 'github' or 'gitee': whose naming rules apply to owner and repository names
+    # Issue numbers given in one sequence as issues are created, every one in the listing (see
+    # harvest._numbers_missing): GitHub's REST listing, where pull requests share the sequence.
+    numbers_in_sequence = False
 
     def __init__(
         self,

@@ -5,7 +5,7 @@ per repository."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ingest.clients.base import (
     PER_PAGE,
@@ -29,6 +29,19 @@ API_VERSION = "2022-11-28"
 
 class GitHubClient(ForgeClient):
     host = "github"
+    numbers_in_sequence = True
+
+    @staticmethod
+    def page_back(url: str, pages: int) -> str | None:
+        """The numbered listing `pages` pages earlier (never before page 1); None for a cursor
+        page (`after=`), which is named by an item, not a position, and does not shift."""
+        parts = urlsplit(url)
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        if "after" in query or "before" in query:
+            return None
+        page = int(query["page"]) if query.get("page", "").isdigit() else 1
+        query["page"] = str(max(1, page - pages))
+        return urlunsplit(parts._replace(query=urlencode(query)))
 
     @staticmethod
     def parse_issue(item: dict) -> IssueRecord:

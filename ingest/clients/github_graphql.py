@@ -77,6 +77,12 @@ query ConcordIssueComments($owner: String!, $name: String!, $number: Int!, $afte
 class GitHubGraphQLClient(GitHubClient):
     """Issues with their comments, a hundred a request; REST (the parent) for everything else."""
 
+    numbers_in_sequence = False  # its pages are cursors (named by an item): nothing shifts
+
+    @staticmethod
+    def page_back(url: str, pages: int) -> str | None:
+        return None
+
     @property
     def graphql_url(self) -> str:
         return f"{self.api_url}/graphql"

@@ -12,7 +12,9 @@ method, the requests made against two floors, wall time and issues/s, as medians
   needs ceil(issues/100) plus a page per further 100 comments of issues with more than 100.
 
 Targets (issues #3 and #13): each method's requests <= 1.02 x its floor; GraphQL at the issue's
-floor or below; throughput >= 1,000 issues/s.
+floor or below; throughput >= 1,000 issues/s. Then (issue #30) each method harvests the same
+source again with nothing changed: at most one request charged to the rate limit (REST: every
+page a 304; GraphQL: one query for what changed since).
 """
 
 from __future__ import annotations
@@ -68,11 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     with FakeForge() as forge:
         forge.add_github_repo("pytorch", "pytorch", issues, comments)
         settings.GITHUB_API_URL = forge.github_api
-        methods = {
-            method: [_harvest_once(forge, token) for _ in range(args.repeats)]
-            for method, token in (("REST", ""), ("GraphQL", "bench-token"))
-        }
-    return _report(methods, floors)
+        methods, reruns = {}, {}
+        for method, token in (("REST", ""), ("GraphQL", "bench-token")):
+            methods[method] = [_harvest_once(forge, token) for _ in range(args.repeats)]
+            reruns[method] = _rerun_unchanged(forge)
+    return _report(methods, floors, reruns)
 
 
 def _floors(issues: list[dict], comments: list[dict]) -> dict[str, int]:
@@ -132,7 +134,22 @@ def _harvest_once(forge, token: str) -> dict:
     }
 
 
-def _report(methods: dict[str, list[dict]], floors: dict[str, int]) -> int:
+def _rerun_unchanged(forge) -> dict:
+    """The same source harvested again, nothing changed on the tracker: its requests, and how
+    many of them cost rate limit (all but 304s; GitHub does not count a 304)."""
+    from ingest.harvest import harvest_advance, harvest_start
+    from ingest.models import Source
+
+    forge.reset_log()
+    run = harvest_advance(run_id=harvest_start(source=Source.objects.get(), enqueue=False).pk)
+    charged = sum(1 for r in forge.requests if r["status"] != 304)
+    print(f"  re-run: {run.status}, {forge.request_count:,} requests, {charged} charged")
+    return {"requests": forge.request_count, "charged": charged, "status": run.status}
+
+
+def _report(
+    methods: dict[str, list[dict]], floors: dict[str, int], reruns: dict[str, dict]
+) -> int:
     ok = True
     issues, comments = (methods["REST"][-1][k] for k in ("issues", "comments"))
     repeats = len(methods["REST"])
@@ -165,6 +182,14 @@ def _report(methods: dict[str, list[dict]], floors: dict[str, int]) -> int:
         print(
             f"    throughput  {rate:>10,.0f} issues/s   target >= {THROUGHPUT_TARGET:,.0f}"
             f"  {'PASS' if ok_rate else 'FAIL'}   same data {'PASS' if ok_data else 'FAIL'}"
+        )
+        again = reruns[method]
+        ok_again = again["status"] == "done" and again["charged"] <= 1
+        ok = ok and ok_again
+        print(
+            f"    re-run, nothing changed: {again['requests']:,} requests, {again['charged']} "
+            f"charged to the rate limit (target <= 1: 304s are free)  "
+            f"{'PASS' if ok_again else 'FAIL'}"
         )
     return 0 if ok else 1
 

@@ -325,3 +325,53 @@ def test_a_rename_is_followed_and_recorded_and_the_new_name_finds_the_stored_iss
     assert harvest(renamed).status == RunStatus.DONE
     assert Issue.objects.count() == len(issues)
     assert Comment.objects.count() == len(notes)
+
+
+# -- nothing lost mid-run
+
+
+def test_an_issue_deleted_mid_harvest_shifts_the_pages_and_the_run_re_reads_what_moved(db, forge):
+    tracker, issues, notes = serve(forge, "rest", n_issues=350)
+    newest = max(issues, key=lambda i: i["created_at"])  # on page 1, read before it goes
+    rest = [i for i in issues if i is not newest]
+    forge.on_request = {2: lambda: forge.add_github_repo("vllm-project", "vllm", rest, notes)}
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)  # the one that moved up to page 1 too
+    held = {n["id"] for n in notes if n["issue_url"] != newest["url"]}
+    assert held <= set(Comment.objects.values_list("comment_id", flat=True))
+
+
+@pytest.mark.parametrize("how", ["rest", "gitee"])
+def test_a_comment_edited_mid_harvest_shifts_nothing_and_is_read_as_edited(db, forge, how):
+    tracker, _, notes = serve(forge, how, n_issues=250)
+    issue_pages = 3
+    first = min(notes, key=lambda n: (n["updated_at"], n["id"]))
+    edited = dict(first, body="edited meanwhile", updated_at="2025-04-30T12:00:00Z")
+    upsert = forge.upsert_gitee_items if how == "gitee" else forge.upsert_github_items
+    forge.on_request = {issue_pages + 2: lambda: upsert("vllm-project", "vllm", comments=[edited])}
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Comment.objects.count() == len(notes)
+    assert Comment.objects.get(comment_id=first["id"]).body == "edited meanwhile"
+
+
+@pytest.mark.parametrize("silent", [False, True], ids=["422", "no-next"])
+def test_a_re_run_with_nothing_changed_downloads_no_comment_page_again(db, forge, silent):
+    """The repository-wide comments listing is capped two pages deep: read by time, it is never
+    reached, and an unchanged re-run asks the same URLs, all answered 304 (no rate limit)."""
+    tracker, _, notes = serve(forge, "rest", n_issues=350, comments=2)
+    forge.comments_page_limit, forge.comments_cap_silent = 2, silent
+    assert harvest(tracker).status == RunStatus.DONE
+    assert Comment.objects.count() == len(notes) == 700
+    forge.reset_log()
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert [r["status"] for r in forge.requests] == [304] * run.requests
+    assert run.requests == run.pages_unchanged == 4 + 8  # issue pages, comment pages
