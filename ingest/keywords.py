@@ -5,12 +5,19 @@ Rules (also in the README and on the preview page):
   typed with a Chinese input method (U+FF2C… for `LLaMA`) are `llama`, and case never matters.
 - A keyword with a Chinese (CJK) character in it is matched as a substring: Chinese has no spaces
   between words (`微调` in `基于llama的微调`).
-- Any other keyword matches whole words only (`yi` not in "yield", `opt` not in "option" nor
-  in the identifier `fp16_opt_level`), where a word also ends at a change of script
-  (`使用deepspeed训练`) and at a CamelCase hump (`LlamaForCausalLM`, `LoraConfig`,
-  `MindFormers接口`). It may be followed by digits, a version or a plural `s`
-  (`Llama2`, `llama-3`, `llamas`, `GPT-4`); a phrase matches across any run of whitespace
-  ("large  language\\nmodel").
+- Any other keyword matches whole words only (`yi` not in "yield", `opt` not in "option"),
+  where a word also ends at a change of script (`使用deepspeed训练`), at an underscore or a dot
+  (identifiers: `deepseek_v3`, `lora_A`, `use_deepspeed`, `model.gpt_neox`) and at a CamelCase
+  hump, after a digit too (`LlamaForCausalLM`, `LoraConfig`, `MindFormers接口`,
+  `T5Tokenizer`). It may be followed by digits, a version or a plural `s` (`Llama2`,
+  `llama-3`, `llamas`, `GPT-4`; not `t5x`).
+- A phrase matches across any run of whitespace, hyphens and underscores, however the set
+  writes it (`few shot` in "few-shot" and "few_shot", `large language model` in
+  "large-language-model", `gpt-neox` in `gpt_neox`).
+- A keyword that is also an everyday word (EVERYDAY_WORDS: zero, opt, bloom, …) and that the
+  set writes with capitals past its first letter (`ZeRO`, `OPT`, `BLOOM`) keeps its case: it
+  names the model or the method, not the word ("zero division", `opt-einsum`,
+  `fp16_opt_level`). Written in lowercase in the set, it matches in any case.
 - Every keyword that matches is recorded, overlapping ones too (`vLLM engine` and `vLLM`).
 """
 
@@ -58,11 +65,17 @@ def is_cjk(char: str) -> bool:
     )
 
 
+# Everyday words that are also names of models or methods: written with capitals in a set,
+# the keyword keeps its case (see the rules above).
+EVERYDAY_WORDS = frozenset({"zero", "opt", "bloom", "falcon", "phi", "grok"})
+# What may stand between the words of a phrase, in a keyword and in the text.
+PHRASE_GAP = r"[\s_\-\u2010-\u2015]+"
+
+
 @functools.lru_cache(maxsize=4096)
 def _kind(char: str) -> str:
-    """What a character is for word boundaries: cjk, digit, letter, joiner (`_`) or space."""
-    if char == "_":
-        return "joiner"
+    """What a character is for word boundaries: cjk, digit, letter or space (which an
+    underscore and a dot are too: identifiers are words joined by them)."""
     if is_cjk(char):
         return "cjk"
     if char.isdigit():
@@ -120,15 +133,15 @@ class _Text:
         kinds = (_kind(before), _kind(after))
         if "space" in kinds:
             return True
-        if "joiner" in kinds:  # fp16_opt_level is one identifier
-            return False
         if "cjk" in kinds:
             return True  # a change of script, or between two Chinese characters
+        following = shape[i + 1] if i + 1 < len(shape) else ""
+        if kinds == ("digit", "letter"):  # T5|Tokenizer, but Qwen2, 910B, t5x run together
+            return after.isupper() and following.islower()
         if kinds != ("letter", "letter"):
             return False  # letters and digits run together: Qwen2, 910B
         if before.islower() and after.isupper():
             return True  # a CamelCase hump: Llama|For
-        following = shape[i + 1] if i + 1 < len(shape) else ""
         return before.isupper() and after.isupper() and following.islower()  # LLM|Engine
 
 
@@ -140,7 +153,8 @@ class KeywordMatcher:
         # (keyword, its pattern, its first word folded, whether it is a Chinese term): most
         # texts lack most keywords, and `in` on the first word says so far faster than a regex.
         self._patterns = [
-            (k, _keyword_regex(k), fold(k).split()[0], _has_cjk(k)) for k in self.keywords
+            (k, _keyword_regex(k), _words(fold(k))[0], _has_cjk(k), _keeps_case(k))
+            for k in self.keywords
         ]
 
     def hits(self, text: str) -> list[Hit]:
@@ -150,11 +164,12 @@ class KeywordMatcher:
         prepared = _Text.of(text)
         folded, size = prepared.folded, len(text)
         found = []
-        for keyword, pattern, first_word, substring in self._patterns:
+        for keyword, pattern, first_word, substring, cased in self._patterns:
             if first_word not in folded:
                 continue
+            searched = prepared.shape if cased else folded  # aligned: the same positions
             position = 0
-            while (match := pattern.search(folded, position)) is not None:
+            while (match := pattern.search(searched, position)) is not None:
                 start, end = match.span()
                 position = start + 1
                 why = "a Chinese term: matched anywhere" if substring else None
@@ -196,9 +211,23 @@ def _has_cjk(keyword: str) -> bool:
     return any(is_cjk(char) for char in unicodedata.normalize("NFKC", keyword))
 
 
+def _words(keyword: str) -> list[str]:
+    """A keyword's words: split at whitespace, hyphens and underscores (`few-shot`, `gpt_neox`)."""
+    return [word for word in re.split(PHRASE_GAP, keyword) if word] or [keyword]
+
+
+def _keeps_case(keyword: str) -> bool:
+    """An everyday word written with capitals past its first letter: `ZeRO`, `OPT`, `BLOOM`."""
+    shaped = unicodedata.normalize("NFKC", keyword)
+    return fold(shaped) in EVERYDAY_WORDS and any(char.isupper() for char in shaped[1:])
+
+
 def _keyword_regex(keyword: str) -> re.Pattern[str]:
-    """The folded keyword, any run of whitespace between its words."""
-    return re.compile(r"\s+".join(map(re.escape, fold(keyword).split())))
+    """The keyword (folded, unless it keeps its case), any run of PHRASE_GAP between its
+    words."""
+    shaped = unicodedata.normalize("NFKC", keyword)
+    written = shaped if _keeps_case(keyword) else fold(shaped)
+    return re.compile(PHRASE_GAP.join(map(re.escape, _words(written))))
 
 
 def _whole_word(text: _Text, start: int, end: int) -> tuple[int, str | None]:
