@@ -9,5 +9,6 @@ urlpatterns = [
     path("", include("annotation.review.api_urls")),
     path("", include("annotation.reporting.api_urls")),
     path("", include("annotation.projects.api_urls")),
+    path("", include("annotation.interviews.api_urls")),
     path("", include("annotation.package.api_urls")),
 ]

@@ -52,6 +52,7 @@ class Write(models.TextChoices):
     MEMBERS = "members", _("managing members and invitations")
     ARCHIVE = "archive", _("archiving and restoring")
     EXPORT = "export", _("exporting")
+    INTERVIEWS = "interviews", _("importing interviews and mapping their codes")
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ POLICIES: dict[Write, Policy] = {
     Write.MEMBERS: Policy(Role.ADMIN),
     Write.ARCHIVE: Policy(Role.ADMIN, while_archived=True),
     Write.EXPORT: Policy(Role.ADMIN, while_archived=True),
+    Write.INTERVIEWS: Policy(Role.LEAD),
 }
 
 

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from concord.job_rows import BackgroundJob, JobStatus
 from ingest.models import Issue
 from taxonomy.models import Level, Node, Taxonomy
 
@@ -460,43 +461,8 @@ class ExportFormat(models.TextChoices):
     PACKAGE = "package", _("Replication package (zip): the study's files, README, checksums")
 
 
-class JobStatus(models.TextChoices):
-    QUEUED = "queued", _("Queued")
-    RUNNING = "running", _("Running")
-    DONE = "done", _("Done")
-    FAILED = "failed", _("Failed")
-
-
+# The job row's base moved to concord.job_rows so taxonomy's jobs share it; the names stay here.
 ExportStatus = JobStatus  # the name export code and tests know
-
-
-class BackgroundJob(models.Model):
-    """A job a Celery worker does, with its row: who asked, its status, and a heartbeat the
-    worker beats, so the stale-job sweep can send again what nobody works on
-    (annotation.jobs)."""
-
-    requested_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="Last sign of life from the worker doing the job."
-    )
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        abstract = True
-        ordering = ["-created_at", "-pk"]
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in (JobStatus.QUEUED, JobStatus.RUNNING)
 
 
 class ExportJob(BackgroundJob):

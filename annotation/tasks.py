@@ -5,6 +5,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from annotation.interviews.tasks import interview_import_run
 from annotation.package.tasks import package_import_run
 from annotation.projects.tasks import item_import_run, label_import_run
 from annotation.reporting.tasks import export_files_expire, export_job_run
@@ -13,6 +14,7 @@ from concord.tasks import send, send_each
 __all__ = [
     "export_files_expire",
     "export_job_run",
+    "interview_import_run",
     "item_import_run",
     "jobs_resume_stale",
     "label_import_run",
@@ -26,11 +28,13 @@ def jobs_resume_stale() -> dict[str, list[int]]:
     (beat runs this; so does each worker on start)."""
     from annotation.jobs import jobs_stale
     from annotation.models import ExportJob, ItemImport, LabelImportJob, PackageImport
+    from taxonomy.interviews.models import InterviewImportJob
 
     return {
         "exports": send_each(export_job_run, jobs_stale(ExportJob)),
         "item_imports": send_each(item_import_run, jobs_stale(ItemImport)),
         "label_imports": send_each(label_import_run, jobs_stale(LabelImportJob)),
+        "interview_imports": send_each(interview_import_run, jobs_stale(InterviewImportJob)),
         "package_imports": send_each(package_import_run, jobs_stale(PackageImport)),
     }
 

@@ -8,5 +8,6 @@ urlpatterns = [
     path("", include("annotation.screening.urls")),
     path("", include("annotation.review.urls")),
     path("", include("annotation.reporting.urls")),
+    path("", include("annotation.interviews.urls")),
     path("", include("annotation.package.urls")),
 ]

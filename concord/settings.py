@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "concord",
     "taxonomy",
+    "taxonomy.interviews",
     "ingest",
     "annotation",
 ]

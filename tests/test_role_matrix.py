@@ -90,6 +90,16 @@ RULES: dict[str, Rule] = {
     "project-package-import": Rule("admin", kwargs="package_import"),
     "api-package-imports": Rule("admin", method="post", kwargs="project"),
     "api-package-import": Rule("admin", kwargs="package_import"),
+    # interviews (annotation/interviews/): leads and admins
+    "interviews": Rule("lead", kwargs="project"),
+    "interview-imports": Rule("lead", kwargs="project"),
+    "interview-import": Rule("lead", kwargs="interview_import"),
+    "interview-code-map": Rule("lead", method="post", kwargs="project"),
+    "interview-quotes": Rule("lead", kwargs="project"),
+    "api-interview-imports": Rule("lead", method="post", kwargs="project"),
+    "api-interview-import": Rule("lead", kwargs="interview_import"),
+    "api-interview-quotes": Rule("lead", kwargs="project"),
+    "api-interview-code-map": Rule("lead", method="post", kwargs="project"),
     "password_change": Rule("signed-in"),
     "password_change_done": Rule("signed-in"),
     "password_reset": Rule("public"),
@@ -294,6 +304,12 @@ def label_import(project, personas) -> int:
     return label_import_run(job_id=queued.job.pk).pk
 
 
+def interview_import(project) -> int:
+    from taxonomy.interviews.models import InterviewImportJob
+
+    return InterviewImportJob.objects.create(project=project, status="done").pk
+
+
 def package_import(project) -> int:
     from annotation.models import PackageImport
 
@@ -338,6 +354,7 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
         "invitation": {"token": invitation_token(project, personas)},
         "label_import": {"slug": project.slug, "pk": label_import(project, personas)},
         "package_import": {"slug": project.slug, "pk": package_import(project)},
+        "interview_import": {"slug": project.slug, "pk": interview_import(project)},
         "password_reset": {"uidb64": "MQ", "token": "set-password"},
         "": {},
     }

@@ -323,6 +323,31 @@ ISSUE_RECORD = {
 }
 
 
+INTERVIEW_CODEBOOK = (
+    b"Participant,Type,Experience Level,Framework Context,Prompt Category,Thematic Quote,"
+    b"Linked Taxonomy Node(s),Research Insight\n"
+    b'U1,User,Beginner,PyTorch,Setup,"Loss went flat.","C.4, B.5",Stability matters\n'
+)
+
+
+def codebook_file() -> SimpleUploadedFile:
+    return SimpleUploadedFile("CodeBook.csv", INTERVIEW_CODEBOOK, content_type="text/csv")
+
+
+def with_interviews(body: Body) -> Callable[[World, Any], Body]:
+    """`body`, once the project holds a quote linking B.5, a code its taxonomy lacks."""
+
+    def payload(w: World, user) -> Body:
+        from annotation.gate import OPERATOR
+        from annotation.interviews.services import InterviewFile, interviews_import
+
+        codebook = InterviewFile("CodeBook.csv", INTERVIEW_CODEBOOK)
+        interviews_import(project=w.project, actor=OPERATOR, codebook=codebook)
+        return body
+
+    return payload
+
+
 def label_file() -> SimpleUploadedFile:
     return SimpleUploadedFile("labels.csv", LABEL_FILE, content_type="text/csv")
 
@@ -491,6 +516,19 @@ WRITES: dict[tuple[str, str], Entry] = {
         lambda w, u: js({"source": w.ids["source"], "which": "all"}),
         Write.ITEMS_FROM_SOURCE,
     ),
+    # interviews: leads import them (a job) and map the codes their taxonomy lacks
+    ("interview-imports", "post"): Entry(
+        "project", lambda w, u: form(codebook=codebook_file()), Write.INTERVIEWS
+    ),
+    ("api-interview-imports", "post"): Entry(
+        "project", lambda w, u: form(codebook=codebook_file()), Write.INTERVIEWS
+    ),
+    ("interview-code-map", "post"): Entry(
+        "project", with_interviews(form(code="B.5", node="B.2")), Write.INTERVIEWS
+    ),
+    ("api-interview-code-map", "post"): Entry(
+        "project", with_interviews(js({"code": "B.5", "node": "B.2"})), Write.INTERVIEWS
+    ),
     # exports (they read the project; the job row is theirs)
     ("project-exports", "post"): Entry("project", fixed(form(format="study")), Write.EXPORT),
     ("api-project-export-jobs", "post"): Entry(
@@ -623,12 +661,16 @@ READS_ANY_METHOD = {
     "project-export-download",
     "project-label-import",
     "project-package-import",
+    "interviews",
+    "interview-import",
+    "interview-quotes",
     # pages whose POST is in WRITES; their other methods read
     "join",
     "project-edit",
     "project-members",
     "project-exports",
     "project-label-imports",
+    "interview-imports",
     "project-items-from-source",
     "project-items-from-url-list",
     "project-pilot",
@@ -971,6 +1013,12 @@ def _items_command(w: World, folder) -> list[str]:
     return ["--project", w.project.slug, str(path)]
 
 
+def _interviews_command(w: World, folder) -> list[str]:
+    path = folder / "CodeBook.csv"
+    path.write_bytes(INTERVIEW_CODEBOOK)
+    return ["--project", w.project.slug, str(path)]
+
+
 # command -> its arguments for a valid run (files written to the folder given)
 def empty_project(w: World) -> None:
     """A package goes into an empty project: the world's project becomes a new one (made in the
@@ -988,6 +1036,7 @@ def _package_command(w: World, folder) -> list[str]:
 
 WRITE_COMMANDS: dict[str, Callable[[World, Any], list[str]]] = {
     "import_labels": _labels_command,
+    "import_interviews": _interviews_command,
     "import_items": _items_command,
     "import_package": _package_command,
 }
@@ -1048,6 +1097,26 @@ def _item_job_run(job_id: int) -> str:
     return " ".join([job.status, job.error, json.dumps(job.problems, ensure_ascii=False)])
 
 
+def _interview_job(w: World) -> int:
+    from annotation.interviews.jobs import interview_import_queue
+    from annotation.interviews.services import InterviewFile
+
+    codebook = InterviewFile("CodeBook.csv", INTERVIEW_CODEBOOK)
+    queued = interview_import_queue(
+        project=w.project, user=w.people["admin"], files={"codebook": codebook}, enqueue=False
+    )
+    return queued.job.pk
+
+
+def _interview_job_run(job_id: int) -> str:
+    from annotation.interviews.jobs import interview_import_run
+    from taxonomy.interviews.models import InterviewImportJob
+
+    interview_import_run(job_id=job_id)
+    job = InterviewImportJob.objects.get(pk=job_id)
+    return " ".join([job.status, job.error, json.dumps(job.report, ensure_ascii=False)])
+
+
 def _package_job(w: World) -> int:
     from annotation.package.jobs import package_import_queue
 
@@ -1076,6 +1145,7 @@ class Job:
     queue: Callable[[World], int]  # queued by the project's admin in the open project: the id
     run: Callable[[int], str]  # runs it as the worker would; what the job row says after
     table: str  # its own row's table: its bookkeeping (claimed, failed) is not the project's
+    least: str = Role.ADMIN  # the role its gate policy asks (named in the refusal)
 
 
 # Celery task -> how to queue and run it
@@ -1086,6 +1156,9 @@ WRITE_JOBS: dict[str, Job] = {
     "annotation.tasks.item_import_run": Job(_item_job, _item_job_run, "annotation_itemimport"),
     "annotation.tasks.package_import_run": Job(
         _package_job, _package_job_run, "annotation_packageimport"
+    ),
+    "annotation.tasks.interview_import_run": Job(
+        _interview_job, _interview_job_run, "interviews_interviewimportjob", Role.LEAD
     ),
 }
 OTHER_TASKS = {
@@ -1188,6 +1261,6 @@ def test_job(task, world):
     if written or not _says_archived(said):
         problems.append(f"project archived after queueing: wrote {written}, job says {said!r}")
     written, said = run_job(world, task, then="role lost")
-    if written or "needs the admin role" not in said:
+    if written or f"needs the {Role(WRITE_JOBS[task].least).label.lower()} role" not in said:
         problems.append(f"queued by an admin now a volunteer: wrote {written}, job says {said!r}")
     assert not problems, f"{task}:\n  " + "\n  ".join(problems)

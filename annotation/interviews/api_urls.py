@@ -1,0 +1,28 @@
+"""API routes of the interviews feature."""
+
+from django.urls import path
+
+from annotation.interviews import api
+
+urlpatterns = [
+    path(
+        "projects/<slug:slug>/interviews/imports/",
+        api.InterviewImportsApi.as_view(),
+        name="api-interview-imports",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/imports/<int:pk>/",
+        api.InterviewImportApi.as_view(),
+        name="api-interview-import",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/quotes/",
+        api.InterviewQuotesApi.as_view(),
+        name="api-interview-quotes",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/code-map/",
+        api.InterviewCodeMapApi.as_view(),
+        name="api-interview-code-map",
+    ),
+]

@@ -1,0 +1,29 @@
+"""URLs of the interview pages, under a project."""
+
+from django.urls import path
+
+from annotation.interviews import views
+
+urlpatterns = [
+    path("projects/<slug:slug>/interviews/", views.interviews_page, name="interviews"),
+    path(
+        "projects/<slug:slug>/interviews/import/",
+        views.interview_imports_page,
+        name="interview-imports",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/import/<int:pk>/",
+        views.interview_import_page,
+        name="interview-import",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/map/",
+        views.interview_code_map,
+        name="interview-code-map",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/quotes/",
+        views.interview_quotes_page,
+        name="interview-quotes",
+    ),
+]

@@ -1,0 +1,127 @@
+"""The interview pages (leads and admins): the overview (participants, guideline, codes to map),
+the import upload and its job's report, and the quotes, searched and filtered."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from annotation.access import access_project
+from annotation.gate import Write, may_write
+from annotation.interviews.forms import CodeMapForm, InterviewFilesForm, QuoteFilterForm
+from annotation.interviews.jobs import interview_import_progress, interview_import_queue
+from annotation.interviews.selectors import (
+    QuoteFilters,
+    project_frameworks,
+    project_participants,
+    project_quotes,
+    unresolved_codes,
+)
+from annotation.interviews.services import InterviewFile, unresolved_code_map
+from annotation.models import Role
+from annotation.rendering import markdown_to_html
+from concord.errors import ConcordError
+from concord.tasks import NOT_SENT
+from taxonomy.interviews.models import InterviewGuide, InterviewImportJob, Quote
+
+JOBS_SHOWN = 20
+QUOTES_PER_PAGE = 20
+
+
+@login_required
+def interviews_page(request, slug: str):
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    guide = InterviewGuide.objects.filter(project=project).first()
+    context = {
+        "project": project,
+        "participants": project_participants(project),
+        "unresolved": unresolved_codes(project),
+        "guide": guide,
+        "guide_html": markdown_to_html(guide.text) if guide else "",
+        "may_write": may_write(request.user, project, Write.INTERVIEWS),
+    }
+    return render(request, "interviews/overview.html", context)
+
+
+@login_required
+def interview_imports_page(request, slug: str):
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    form = InterviewFilesForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        files = {
+            part: InterviewFile(upload.name, upload.read())
+            for part, upload in form.cleaned_data.items()
+            if upload
+        }
+        try:
+            queued = interview_import_queue(project=project, user=request.user, files=files)
+        except ConcordError as exc:
+            form.add_error("codebook", exc.message)
+        else:
+            if not queued.sent:
+                messages.warning(request, NOT_SENT)
+            return redirect("interview-import", slug=project.slug, pk=queued.job.pk)
+    jobs = InterviewImportJob.objects.filter(project=project).select_related("requested_by")
+    context = {"project": project, "form": form, "jobs": jobs[:JOBS_SHOWN]}
+    return render(request, "interviews/imports.html", context)
+
+
+@login_required
+def interview_import_page(request, slug: str, pk: int):
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    job = get_object_or_404(
+        InterviewImportJob.objects.select_related("requested_by"), project=project, pk=pk
+    )
+    context = {"project": project, "job": job, "progress": interview_import_progress(job)}
+    return render(request, "interviews/import_job.html", context)
+
+
+@login_required
+@require_POST
+def interview_code_map(request, slug: str):
+    """Map a code the taxonomy lacks to one of the project's categories (the overview's form)."""
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    form = CodeMapForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Say which category the code stands for."))
+        return redirect("interviews", slug=project.slug)
+    code, node = form.cleaned_data["code"], form.cleaned_data["node"]
+    try:
+        n = unresolved_code_map(project=project, actor=request.user, code=code, node_code=node)
+    except ConcordError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request,
+            _("%(code)s now stands for %(node)s (%(n)d links).")
+            % {"code": code, "node": node.strip(), "n": n},
+        )
+    return redirect("interviews", slug=project.slug)
+
+
+@login_required
+def interview_quotes_page(request, slug: str):
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    form = QuoteFilterForm(request.GET or None)
+    filters = QuoteFilters(**form.cleaned_data) if form.is_valid() else QuoteFilters()
+    page = Paginator(project_quotes(project, filters), QUOTES_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    query = urlencode({k: v for k, v in asdict(filters).items() if v})
+    context = {
+        "project": project,
+        "form": form,
+        "filters": filters,
+        "page": page,
+        "query": query,
+        "frameworks": project_frameworks(project),
+        "has_quotes": Quote.objects.filter(participant__project=project).exists(),
+    }
+    return render(request, "interviews/quotes.html", context)

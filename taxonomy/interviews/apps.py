@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class InterviewsConfig(AppConfig):
+    name = "taxonomy.interviews"
+    label = "interviews"

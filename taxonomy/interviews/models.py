@@ -1,0 +1,146 @@
+"""The study's other half: practitioners interviewed about the same taxonomy (issue 27).
+
+Participants belong to a project (the project's taxonomy is what their quotes are coded to); the
+project is named by string so that taxonomy never imports annotation.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from concord.job_rows import BackgroundJob
+from taxonomy.models import Node
+
+
+class ParticipantKind(models.TextChoices):
+    USER = "user", _("LLM user")
+    DEVELOPER = "developer", _("Framework developer")
+
+
+class Participant(models.Model):
+    """One interviewee, as the codebook names them (U1, D3), with the background the study
+    recorded for them."""
+
+    project = models.ForeignKey(
+        "annotation.Project", on_delete=models.CASCADE, related_name="participants"
+    )
+    code = models.CharField(max_length=30, help_text="The codebook's name for them, e.g. 'U1'.")
+    kind = models.CharField(max_length=10, choices=ParticipantKind.choices)
+    experience = models.CharField(
+        max_length=100, blank=True, help_text="Experience level as written ('Beginner' ...)."
+    )
+    framework = models.CharField(
+        max_length=300, blank=True, help_text="Framework context, e.g. 'MindSpore + Ascend'."
+    )
+    role = models.CharField(max_length=300, blank=True, help_text="Role, from the background.")
+    gender = models.CharField(max_length=30, blank=True, help_text="As the background writes it.")
+    years = models.CharField(
+        max_length=50, blank=True, help_text="Years of experience with LLMs, as written."
+    )
+    duties = models.TextField(blank=True, help_text="Responsibilities, from the background.")
+
+    class Meta:
+        ordering = ["project_id", "kind", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "code"], name="participant_code_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class Quote(models.Model):
+    """A key passage of an interview, with the prompt it answered and what the researchers
+    read in it; linked to taxonomy nodes through QuoteLink."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="quotes")
+    prompt_category = models.CharField(
+        max_length=300, blank=True, help_text="The codebook's prompt category."
+    )
+    text = models.TextField(help_text="The quote, as the participant said it (untrusted text).")
+    insight = models.TextField(blank=True, help_text="The research insight drawn from it.")
+    source = models.CharField(max_length=200, blank=True, help_text="File it was imported from.")
+    line = models.PositiveIntegerField(null=True, blank=True, help_text="Line in that file.")
+
+    class Meta:
+        ordering = ["participant_id", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "prompt_category", "text"], name="quote_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant}: {self.text[:60]}"
+
+
+class QuoteLink(models.Model):
+    """A quote's link to a node, under the code the file gave. A code the project's taxonomy
+    does not have is kept with no node (unresolved) until a lead maps it: never dropped."""
+
+    quote = models.ForeignKey(Quote, on_delete=models.CASCADE, related_name="links")
+    code = models.CharField(max_length=30, help_text="The node code as the file wrote it.")
+    node = models.ForeignKey(
+        Node,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="quote_links",
+        help_text="Empty while the code is unresolved.",
+    )
+    mapped_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The lead who mapped an unresolved code to a node (a re-import keeps it).",
+    )
+
+    class Meta:
+        ordering = ["quote_id", "pk"]
+        constraints = [models.UniqueConstraint(fields=["quote", "code"], name="quote_link_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.quote_id} -> {self.code}"
+
+    @property
+    def is_resolved(self) -> bool:
+        return self.node_id is not None
+
+
+class InterviewGuide(models.Model):
+    """The project's interview guideline (Markdown, rendered sanitized)."""
+
+    project = models.OneToOneField(
+        "annotation.Project", on_delete=models.CASCADE, related_name="interview_guide"
+    )
+    name = models.CharField(max_length=200, help_text="The file's name.")
+    text = models.TextField(help_text="The guideline as Markdown (untrusted text).")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class InterviewImportJob(BackgroundJob):
+    """A codebook (with its background sheet and guideline) imported in the background
+    (annotation.interviews.jobs); claimed, beating and swept like every job. The import is
+    all-or-nothing and idempotent, so a rerun after a killed worker is harmless."""
+
+    project = models.ForeignKey(
+        "annotation.Project", on_delete=models.CASCADE, related_name="interview_imports"
+    )
+    files = models.JSONField(
+        default=list, help_text="[{part, name, stored}]: each upload's part, name and place."
+    )
+    report = models.JSONField(
+        default=dict, blank=True, help_text="Counts, unresolved codes, or the errors by line."
+    )
+    error = models.TextField(blank=True, help_text="Why the job failed, in words.")
+
+    class Meta(BackgroundJob.Meta):
+        pass
+
+    def __str__(self) -> str:
+        return f"interview import {self.pk} ({self.status})"
