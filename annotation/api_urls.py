@@ -11,4 +11,5 @@ urlpatterns = [
     path("", include("annotation.projects.api_urls")),
     path("", include("annotation.interviews.api_urls")),
     path("", include("annotation.package.api_urls")),
+    path("", include("annotation.duplicates.api_urls")),
 ]

@@ -53,6 +53,7 @@ class Write(models.TextChoices):
     ARCHIVE = "archive", _("archiving and restoring")
     EXPORT = "export", _("exporting")
     INTERVIEWS = "interviews", _("importing interviews and mapping their codes")
+    DUPLICATES = "duplicates", _("the near-duplicate index and its pairs")
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ POLICIES: dict[Write, Policy] = {
     Write.ARCHIVE: Policy(Role.ADMIN, while_archived=True),
     Write.EXPORT: Policy(Role.ADMIN, while_archived=True),
     Write.INTERVIEWS: Policy(Role.LEAD),
+    Write.DUPLICATES: Policy(Role.LEAD),
 }
 
 

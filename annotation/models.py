@@ -423,6 +423,7 @@ class Action(models.TextChoices):
     PROJECT = "project", _("Changed the project's settings")
     MEMBERS = "members", _("Changed the project's members")
     TAXONOMY = "taxonomy", _("Changed the taxonomy")
+    NOT_DUPLICATE = "not_duplicate", _("Marked two items not duplicates")
 
 
 class AuditEvent(models.Model):
@@ -704,3 +705,79 @@ class PackageImport(BackgroundJob):
 
     def __str__(self) -> str:
         return f"package import {self.pk} into {self.project.slug} ({self.status})"
+
+
+# ---------------------------------------------------------------- near-duplicate issues (#29)
+
+
+class DuplicateIndex(BackgroundJob):
+    """One build of a project's near-duplicate index (annotation.duplicates.index): every pair of
+    its items whose texts say the same thing, found in the background after items arrive. The
+    newest done build's pairs are the index; its learned boilerplate says what was left out."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="duplicate_indexes")
+    threshold = models.FloatField(help_text="Least cosine similarity of a pair.")
+    items_indexed = models.PositiveIntegerField(default=0)
+    last_item_id = models.PositiveBigIntegerField(
+        default=0, help_text="Newest item indexed: later items arrived after this build."
+    )
+    pairs_found = models.PositiveIntegerField(default=0)
+    boilerplate = models.JSONField(
+        default=dict, blank=True, help_text="Per tracker: template lines and words left out."
+    )
+    error = models.TextField(blank=True, help_text="Why the build failed, in words.")
+
+    class Meta(BackgroundJob.Meta):
+        pass
+
+    def __str__(self) -> str:
+        return f"duplicate index {self.pk} of {self.project.slug} ({self.status})"
+
+
+class DuplicatePair(models.Model):
+    """Two items of a project whose texts are near-duplicates (item_a is the older). Rewritten by
+    each index build; what a lead decided about a pair lives in NotDuplicate."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    item_a = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    item_b = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    similarity = models.FloatField(help_text="Cosine of the two texts' TF-IDF terms, 0 to 1.")
+    at_intake = models.BooleanField(
+        default=False,
+        help_text="item_b arrived after item_a was indexed: adding it repeated an item.",
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item_a", "item_b"], name="duplicate_pair_unique"),
+            models.CheckConstraint(
+                condition=models.Q(item_a__lt=models.F("item_b")), name="duplicate_pair_ordered"
+            ),
+        ]
+        indexes = [models.Index(fields=["project", "-similarity"], name="duplicate_pair_rank")]
+
+    def __str__(self) -> str:
+        return f"{self.item_a_id} ~ {self.item_b_id} ({self.similarity:.2f})"
+
+
+class NotDuplicate(models.Model):
+    """A lead's word that two items the index paired are not duplicates: kept across rebuilds."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    item_a = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    item_b = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item_a", "item_b"], name="not_duplicate_unique"),
+            models.CheckConstraint(
+                condition=models.Q(item_a__lt=models.F("item_b")), name="not_duplicate_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_a_id} is not {self.item_b_id}"

@@ -5,6 +5,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from annotation.duplicates.tasks import duplicate_index_run
 from annotation.interviews.tasks import interview_import_run
 from annotation.package.tasks import package_import_run
 from annotation.projects.tasks import item_import_run, label_import_run
@@ -12,6 +13,7 @@ from annotation.reporting.tasks import export_files_expire, export_job_run
 from concord.tasks import send, send_each
 
 __all__ = [
+    "duplicate_index_run",
     "export_files_expire",
     "export_job_run",
     "interview_import_run",
@@ -27,7 +29,13 @@ def jobs_resume_stale() -> dict[str, list[int]]:
     """Send again the jobs nobody is working on: exports, item imports and label-file imports
     (beat runs this; so does each worker on start)."""
     from annotation.jobs import jobs_stale
-    from annotation.models import ExportJob, ItemImport, LabelImportJob, PackageImport
+    from annotation.models import (
+        DuplicateIndex,
+        ExportJob,
+        ItemImport,
+        LabelImportJob,
+        PackageImport,
+    )
     from taxonomy.interviews.models import InterviewImportJob
 
     return {
@@ -36,6 +44,7 @@ def jobs_resume_stale() -> dict[str, list[int]]:
         "label_imports": send_each(label_import_run, jobs_stale(LabelImportJob)),
         "interview_imports": send_each(interview_import_run, jobs_stale(InterviewImportJob)),
         "package_imports": send_each(package_import_run, jobs_stale(PackageImport)),
+        "duplicate_indexes": send_each(duplicate_index_run, jobs_stale(DuplicateIndex)),
     }
 
 

@@ -10,4 +10,5 @@ urlpatterns = [
     path("", include("annotation.reporting.urls")),
     path("", include("annotation.interviews.urls")),
     path("", include("annotation.package.urls")),
+    path("", include("annotation.duplicates.urls")),
 ]

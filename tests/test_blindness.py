@@ -242,3 +242,42 @@ def test_anothers_proposal_shows_no_item_or_reason_before_i_may_see_the_item(
     assert client.get(pages[1]).json()[0]["items"] == [held.pk]
     client.force_login(personas["lead"])
     assert SECRET in client.get(pages[0]).content.decode()
+
+
+# ---------------------------------------------------------------- near-duplicates (#29)
+
+
+def test_an_items_duplicates_show_a_volunteer_nothing_of_unfinished_items(
+    client, personas, project
+):
+    """The near-duplicates a volunteer is shown of the item they hold (the API; the lead's pages
+    are closed to them) list only items whose labels they may already see: others' labels on
+    the duplicates change nothing until one has all its k labels; then it shows (the control)."""
+    from annotation.duplicates.index import duplicate_index_queue, duplicate_index_run
+
+    me = personas["volunteer_a"]
+    others = [UserFactory(username=f"{OTHER}{n}") for n in range(3)]
+    for other in others:
+        MembershipFactory(project=project, user=other)
+    repeats = items(project, 3)
+    for item in repeats:  # three reports of one error: each is the others' near-duplicate
+        item.issue.title = "CUDA out of memory with sequence parallel and TP=4"
+        item.issue.body = "CUDA out of memory at iteration 1 when sequence parallel is enabled."
+        item.issue.save()
+    duplicate_index_run(job_id=duplicate_index_queue(project=project).pk)
+    held = next_item(project=project, volunteer=me)
+    url = reverse("api-item-duplicates", kwargs={"slug": project.slug, "item_id": held.pk})
+    client.force_login(me)
+    before = client.get(url).content
+    assert before == b"[]"
+
+    rest = [item for item in repeats if item != held]
+    for item in rest:
+        label(item, others[0], "C.2", summary=SECRET)
+        label(item, others[1], "C.2", summary=SECRET)  # k = 3: one short
+    assert client.get(url).content == before
+
+    label(rest[0], others[2], "C.2", summary=SECRET)  # all k labels: final, revealed
+    seen = client.get(url).json()
+    assert [d["item"]["item"] for d in seen] == [rest[0].pk]
+    assert seen[0]["item"]["final_label"]["code"] == "C.2"

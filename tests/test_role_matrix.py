@@ -100,6 +100,16 @@ RULES: dict[str, Rule] = {
     "api-interview-import": Rule("lead", kwargs="interview_import"),
     "api-interview-quotes": Rule("lead", kwargs="project"),
     "api-interview-code-map": Rule("lead", method="post", kwargs="project"),
+    # near-duplicate issues (annotation/duplicates/): the lead's queue, pairs and index; an item's
+    # duplicates for every member (volunteers see only revealed ones: tests/test_blindness.py)
+    "duplicates": Rule("lead", kwargs="project"),
+    "duplicate-rebuild": Rule("lead", method="post", kwargs="project"),
+    "duplicate-compare": Rule("lead", kwargs="pair"),
+    "not-duplicate": Rule("lead", method="post", kwargs="pair"),
+    "api-duplicates": Rule("lead", kwargs="project"),
+    "api-duplicate-index": Rule("lead", kwargs="project"),
+    "api-not-duplicate": Rule("lead", method="post", kwargs="pair"),
+    "api-item-duplicates": Rule("volunteer", kwargs="item"),
     "password_change": Rule("signed-in"),
     "password_change_done": Rule("signed-in"),
     "password_reset": Rule("public"),
@@ -304,16 +314,29 @@ def label_import(project, personas) -> int:
     return label_import_run(job_id=queued.job.pk).pk
 
 
+def package_import(project) -> int:
+    from annotation.models import PackageImport
+
+    return PackageImport.objects.create(project=project, name="package.zip", status="done").pk
+
+
 def interview_import(project) -> int:
     from taxonomy.interviews.models import InterviewImportJob
 
     return InterviewImportJob.objects.create(project=project, status="done").pk
 
 
-def package_import(project) -> int:
-    from annotation.models import PackageImport
+def duplicate_pair(project) -> dict:
+    """Two items the near-duplicate index paired: the URL kwargs of the pair."""
+    from annotation.models import DuplicatePair, Item, Stage
+    from tests.factories import IssueFactory
 
-    return PackageImport.objects.create(project=project, name="package.zip", status="done").pk
+    a, b = (
+        Item.objects.create(project=project, issue=IssueFactory(), stage=Stage.OPEN)
+        for _ in range(2)
+    )
+    DuplicatePair.objects.create(project=project, item_a=a, item_b=b, similarity=0.9)
+    return {"slug": project.slug, "a": a.pk, "b": b.pk}
 
 
 @pytest.fixture
@@ -353,8 +376,9 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
         },
         "invitation": {"token": invitation_token(project, personas)},
         "label_import": {"slug": project.slug, "pk": label_import(project, personas)},
-        "package_import": {"slug": project.slug, "pk": package_import(project)},
         "interview_import": {"slug": project.slug, "pk": interview_import(project)},
+        "package_import": {"slug": project.slug, "pk": package_import(project)},
+        "pair": duplicate_pair(project),
         "password_reset": {"uidb64": "MQ", "token": "set-password"},
         "": {},
     }

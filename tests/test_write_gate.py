@@ -61,7 +61,14 @@ from annotation.models import (
 from ingest.models import Source
 from tests.conftest import needs_postgres
 from tests.factories import PASSWORD, IssueFactory, MembershipFactory, UserFactory
-from tests.test_role_matrix import ALLOWED, PEOPLE, RULES, role_world, url_names
+from tests.test_role_matrix import (
+    ALLOWED,
+    PEOPLE,
+    RULES,
+    duplicate_pair,
+    role_world,
+    url_names,
+)
 
 # ---------------------------------------------------------------- watching the database
 
@@ -280,6 +287,7 @@ def build_world(personas, project, settings, tmp_path) -> World:
         "membership": {"slug": slug, "pk": project.memberships.get(user=volunteer_c).pk},
         "project_node": {"pk": own_node.pk},
         "invitation": {"token": token},
+        "pair": duplicate_pair(project),
     }
     ids = {"source": source.pk, "open_item": open_item.pk, "candidate": candidate.pk}
     return World(project=project, other=other, people=people, targets=targets, ids=ids)
@@ -529,6 +537,11 @@ WRITES: dict[tuple[str, str], Entry] = {
     ("api-interview-code-map", "post"): Entry(
         "project", with_interviews(js({"code": "B.5", "node": "B.2"})), Write.INTERVIEWS
     ),
+    # near-duplicate issues: the lead rebuilds the index (a job) and marks pairs not duplicates
+    ("duplicate-rebuild", "post"): Entry("project", fixed(NONE), Write.DUPLICATES),
+    ("api-duplicate-index", "post"): Entry("project", fixed(NONE), Write.DUPLICATES),
+    ("not-duplicate", "post"): Entry("pair", fixed(NONE), Write.DUPLICATES),
+    ("api-not-duplicate", "post"): Entry("pair", fixed(NONE), Write.DUPLICATES),
     # exports (they read the project; the job row is theirs)
     ("project-exports", "post"): Entry("project", fixed(form(format="study")), Write.EXPORT),
     ("api-project-export-jobs", "post"): Entry(
@@ -664,6 +677,8 @@ READS_ANY_METHOD = {
     "interviews",
     "interview-import",
     "interview-quotes",
+    "duplicates",
+    "duplicate-compare",
     # pages whose POST is in WRITES; their other methods read
     "join",
     "project-edit",
@@ -1034,7 +1049,12 @@ def _package_command(w: World, folder) -> list[str]:
     return ["--project", w.project.slug, str(path)]
 
 
+def _duplicates_command(w: World, folder) -> list[str]:
+    return ["--project", w.project.slug, "--build"]
+
+
 WRITE_COMMANDS: dict[str, Callable[[World, Any], list[str]]] = {
+    "near_duplicates": _duplicates_command,
     "import_labels": _labels_command,
     "import_interviews": _interviews_command,
     "import_items": _items_command,
@@ -1140,6 +1160,20 @@ def _package_job_run(job_id: int) -> str:
     return " ".join([job.status, job.error, json.dumps(job.report, ensure_ascii=False)])
 
 
+def _duplicate_job(w: World) -> int:
+    from annotation.duplicates.index import duplicate_index_queue
+
+    return duplicate_index_queue(project=w.project, actor=w.people["admin"]).pk
+
+
+def _duplicate_job_run(job_id: int) -> str:
+    from annotation.duplicates.index import duplicate_index_run
+
+    job = duplicate_index_run(job_id=job_id)
+    assert job is not None
+    return " ".join([job.status, job.error])
+
+
 @dataclass(frozen=True)
 class Job:
     queue: Callable[[World], int]  # queued by the project's admin in the open project: the id
@@ -1159,6 +1193,9 @@ WRITE_JOBS: dict[str, Job] = {
     ),
     "annotation.tasks.interview_import_run": Job(
         _interview_job, _interview_job_run, "interviews_interviewimportjob", Role.LEAD
+    ),
+    "annotation.duplicates.tasks.duplicate_index_run": Job(
+        _duplicate_job, _duplicate_job_run, "annotation_duplicateindex", Role.LEAD
     ),
 }
 OTHER_TASKS = {

@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
 
 from annotation.access import access_project, project_item, role_reaches, user_role
+from annotation.duplicates.selectors import duplicates_of
 from annotation.models import PilotStatus, Proposal, Role, Stage
 from annotation.project_nodes import project_nodes
 from annotation.reporting.stats import kappa_heatmap, pairwise_kappa, volunteer_stats
@@ -161,6 +162,7 @@ def item_resolve_page(request, slug: str, item_id: int):
         "prev_url": _queue_url(project, filters, prev_id) if prev_id else "",
         "next_url": _queue_url(project, filters, next_id) if next_id else "",
         "queue_url": _queue_url(project, filters),
+        "duplicates": duplicates_of(item, request.user),  # near-duplicates (#29)
     }
     return render(request, "lead/item_resolve.html", context, status=status)
 

@@ -1,0 +1,100 @@
+"""Reads of the near-duplicate index: one item's duplicates as a viewer may see them, the
+project's pairs, the pairs whose final labels differ (the consistency queue) and the pairs an
+intake added."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
+
+from annotation.access import has_role
+from annotation.models import (
+    REVEALED_STAGES,
+    DuplicatePair,
+    Item,
+    NotDuplicate,
+    Project,
+    Role,
+    Stage,
+)
+
+
+def pairs_standing(project: Project) -> QuerySet[DuplicatePair]:
+    """The project's pairs, less those a lead said are not duplicates, most similar first."""
+    dismissed = NotDuplicate.objects.filter(item_a=OuterRef("item_a"), item_b=OuterRef("item_b"))
+    return (
+        DuplicatePair.objects.filter(project=project)
+        .exclude(Exists(dismissed))
+        .select_related(
+            "item_a__issue",
+            "item_b__issue",
+            "item_a__resolution__node",
+            "item_b__resolution__node",
+        )
+        .order_by("-similarity", "item_a_id", "item_b_id")
+    )
+
+
+def pairs_inconsistent(project: Project) -> QuerySet[DuplicatePair]:
+    """Duplicates that both reached a final label, and not the same one: the review queue."""
+    return (
+        pairs_standing(project)
+        .filter(item_a__stage=Stage.FINAL, item_b__stage=Stage.FINAL)
+        .exclude(item_a__resolution__node=F("item_b__resolution__node"))
+    )
+
+
+def pairs_at_intake(project: Project) -> QuerySet[DuplicatePair]:
+    """Pairs whose newer item repeated one already in the project when it was added."""
+    return pairs_standing(project).filter(at_intake=True).order_by("-item_b_id")
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """One likely duplicate of an item, as its viewer may see it."""
+
+    item: Item
+    similarity: float
+    final: bool  # whether it has a final label (item.resolution)
+
+
+def duplicates_of(item: Item, viewer) -> list[Duplicate]:
+    """The likely duplicates of `item` that `viewer` may see. Leads: all. A volunteer: only those
+    whose labels the blindness rule already shows them (revealed: disputed or final, in a project
+    that reveals), so the list never depends on unfinished items."""
+    project = item.project
+    pairs = pairs_standing(project).filter(Q(item_a=item) | Q(item_b=item))
+    if not has_role(viewer, project, Role.LEAD):
+        if not project.reveal_after_cross_check:
+            return []
+        revealed = list(REVEALED_STAGES)
+        pairs = pairs.filter(
+            Q(item_a=item, item_b__stage__in=revealed) | Q(item_b=item, item_a__stage__in=revealed)
+        )
+    out = []
+    for pair in pairs:
+        other = pair.item_b if pair.item_a_id == item.pk else pair.item_a
+        out.append(Duplicate(other, pair.similarity, other.stage == Stage.FINAL))
+    return out
+
+
+def duplicate_counts(project: Project) -> dict[str, int]:
+    """How many standing pairs, items in one, pairs whose final labels differ, intake repeats."""
+    ends = list(pairs_standing(project).values_list("item_a_id", "item_b_id"))
+    return {
+        "pairs": len(ends),
+        "items": len({item for pair in ends for item in pair}),
+        "inconsistent": pairs_inconsistent(project).count(),
+        "at_intake": pairs_at_intake(project).count(),
+    }
+
+
+def pair_of(project: Project, a_id: int, b_id: int) -> DuplicatePair | None:
+    """The project's pair of these two items (either order), dismissed or not."""
+    low, high = sorted((a_id, b_id))
+    return (
+        DuplicatePair.objects.filter(project=project, item_a_id=low, item_b_id=high)
+        .select_related("item_a__issue", "item_b__issue")
+        .first()
+    )
