@@ -17,6 +17,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import serializers
 
 from annotation.models import BackgroundJob, JobStatus
@@ -51,8 +53,8 @@ class JobProgressOut(serializers.Serializer):
     step = serializers.CharField()
 
 
-NOT_TAKEN = (
-    "Queued {waited} ago and no worker has taken it: the task queue (Redis) or the workers"
+NOT_TAKEN = gettext_lazy(
+    "Queued %(waited)s ago and no worker has taken it: the task queue (Redis) or the workers"
     " may be down. Nothing is lost; it starts by itself once they are back."
 )
 
@@ -99,8 +101,8 @@ def job_waiting_step(job: BackgroundJob) -> str:
     waited = (timezone.now() - job.created_at).total_seconds()
     if waited > settings.JOB_STALE_SECONDS:
         ago = f"{waited:.0f} s" if waited < 120 else f"{waited / 60:.0f} min"
-        return NOT_TAKEN.format(waited=ago)
-    return "Queued: waiting for a worker."
+        return NOT_TAKEN % {"waited": ago}
+    return _("Queued: waiting for a worker.")
 
 
 def _unattended(limit, *, queued_since) -> Q:

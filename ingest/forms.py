@@ -27,7 +27,7 @@ def uploaded_text(upload) -> str:
         raise forms.ValidationError(str(exc)) from exc
 
 
-HOST_ZONE_CHOICE = ("", "The host's own: UTC for GitHub, Asia/Shanghai for Gitee")
+HOST_ZONE_CHOICE = ("", gettext_lazy("The host's own: UTC for GitHub, Asia/Shanghai for Gitee"))
 
 
 class SourceForm(forms.Form):
@@ -55,8 +55,11 @@ class SourceForm(forms.Form):
     time_zone = forms.ChoiceField(
         required=False,
         choices=[HOST_ZONE_CHOICE],
-        help_text="Whose days the window's dates are. Gitee shows dates in Asia/Shanghai, eight "
-        "hours ahead of UTC: a window read in UTC would start and end 8 hours off.",
+        label=gettext_lazy("Time zone"),
+        help_text=gettext_lazy(
+            "Whose days the window's dates are. Gitee shows dates in Asia/Shanghai, eight "
+            "hours ahead of UTC: a window read in UTC would start and end 8 hours off."
+        ),
     )
     token = forms.CharField(
         required=False,
@@ -184,8 +187,10 @@ class KeywordPreviewForm(forms.Form):
     text = forms.CharField(
         max_length=100_000,
         strip=False,
-        label="Text to try",
-        help_text="Paste an issue's title and body (Chinese, English or both): the page shows "
-        "each keyword that matches, where, and why.",
+        label=gettext_lazy("Text to try"),
+        help_text=gettext_lazy(
+            "Paste an issue's title and body (Chinese, English or both): the page shows "
+            "each keyword that matches, where, and why."
+        ),
         widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
     )

@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from ingest.models import HarvestRun, Issue, RunStatus, Source
 
@@ -39,10 +40,10 @@ def sources_overview() -> QuerySet[Source]:
 def duration_words(delta: timedelta) -> str:
     minutes = round(delta.total_seconds() / 60)
     if delta.total_seconds() < 60:
-        return "less than a minute"
+        return _("less than a minute")
     if minutes < 90:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60} min"
+        return _("%(minutes)d min") % {"minutes": minutes}
+    return _("%(hours)d h %(minutes)d min") % {"hours": minutes // 60, "minutes": minutes % 60}
 
 
 def _clock(moment: datetime) -> str:
@@ -56,34 +57,48 @@ def rate_limit_words(run: HarvestRun, *, now: datetime | None = None) -> str:
     host = run.source.get_host_display()
     if run.status == RunStatus.WAITING and run.waiting_until:
         if run.waiting_until <= now:
-            return f"the wait for the {host} limit is over; the harvest continues shortly"
-        left = duration_words(run.waiting_until - now)
-        return f"waiting {left} for the {host} limit to reset (at {_clock(run.waiting_until)})"
+            return _("the wait for the %(host)s limit is over; the harvest continues shortly") % {
+                "host": host
+            }
+        return _("waiting %(left)s for the %(host)s limit to reset (at %(clock)s)") % {
+            "left": duration_words(run.waiting_until - now),
+            "host": host,
+            "clock": _clock(run.waiting_until),
+        }
     if run.rate_remaining is None:
-        return f"no answer from {host} yet, so no rate-limit information"
-    sentence = f"{run.rate_remaining} {host} requests left"
+        return _("no answer from %(host)s yet, so no rate-limit information") % {"host": host}
+    words = {"n": run.rate_remaining, "host": host}
     if run.rate_reset_at and run.rate_reset_at > now:
-        sentence += f" until the limit resets in {duration_words(run.rate_reset_at - now)}"
-    return sentence if run.is_active else f"when the run stopped: {sentence}"
+        words["left"] = duration_words(run.rate_reset_at - now)
+        sentence = _("%(n)d %(host)s requests left until the limit resets in %(left)s") % words
+    else:
+        sentence = _("%(n)d %(host)s requests left") % words
+    if run.is_active:
+        return sentence
+    return _("when the run stopped: %(sentence)s") % {"sentence": sentence}
 
 
 def _progress(run: HarvestRun, phase: str) -> tuple[float, str]:
     """How far the run is (HarvestRun.progress, an estimate from where in time the listing has
     got), and the same in words."""
     if run.status == RunStatus.DONE or phase == "done":
-        return 1.0, "Issues and comments harvested."
+        return 1.0, _("Issues and comments harvested.")
     if phase == "comments":
-        step = "Step 2 of 2: comments on the harvested issues"
         if run.reached:
-            step += f", those updated up to {run.reached:%Y-%m-%d} so far"
-        return run.progress, step + "."
+            return run.progress, _(
+                "Step 2 of 2: comments on the harvested issues, those updated up to %(day)s so far."
+            ) % {"day": f"{run.reached:%Y-%m-%d}"}
+        return run.progress, _("Step 2 of 2: comments on the harvested issues.")
     if run.reached is None:
-        return 0.0, "Step 1 of 2: issues, newest first."
+        return 0.0, _("Step 1 of 2: issues, newest first.")
     reached = run.reached.astimezone(ZoneInfo(run.source.time_zone))  # the window's days
-    return run.progress, (
-        f"Step 1 of 2: issues created back to {reached:%Y-%m-%d} "
-        f"({2 * run.progress:.0%} of the window {run.source.window_label})."
-    )
+    return run.progress, _(
+        "Step 1 of 2: issues created back to %(day)s (%(share)s of the window %(window)s)."
+    ) % {
+        "day": f"{reached:%Y-%m-%d}",
+        "share": f"{2 * run.progress:.0%}",
+        "window": run.source.window_label,
+    }
 
 
 def run_progress(run: HarvestRun, *, now: datetime | None = None) -> dict:

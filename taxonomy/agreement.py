@@ -54,6 +54,7 @@ class NoVariation(NotEnoughRatings):
     """Every rating falls in one category: chance agreement is 1, so kappa and alpha are 0/0."""
 
     def __init__(self, category: str) -> None:
+        self.category = category
         super().__init__(
             f"Every rating is {category!r}: agreement is total but kappa and alpha are undefined "
             "(chance agreement is 1 too)."
@@ -214,8 +215,10 @@ def fleiss_kappa(matrix: RatingMatrix) -> FleissResult:
         observed=observed,
         expected=expected,
         se=se,
-        ci_low=kappa - Z_95 * se,
-        ci_high=kappa + Z_95 * se,
+        # kappa +- 1.96 standard errors (the large-sample error of Fleiss, Nee and Landis 1979),
+        # clipped to the range kappa can take: a bound past 1 or -1 claims nothing
+        ci_low=max(-1.0, kappa - Z_95 * se),
+        ci_high=min(1.0, kappa + Z_95 * se),
         n_items=n_items,
         n_raters=m,
         per_category=per_category,

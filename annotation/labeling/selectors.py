@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.translation import gettext as _
 
 from annotation.blindness import is_revealed
 from annotation.highlight import highlight_keywords
@@ -143,6 +145,27 @@ def item_keywords(item: Item) -> list[str]:
     return list(found)
 
 
+def missing_text_html(issue) -> str:
+    """What the page says in place of a body Concord does not hold: an issue that came as a bare
+    URL waits for its text from the tracker (or failed to get it), which is not the same as an
+    issue its author left without a description (empty: the page says "(no description)")."""
+    if issue.title or issue.fetched_at is not None:
+        return ""
+    if issue.fetch_error:
+        words = _(
+            "Concord could not fetch this issue's text (%(error)s): read it with “open the "
+            "original”."
+        )
+        return format_html(
+            '<p class="hint missing-text">{}</p>', words % {"error": issue.fetch_error}
+        )
+    words = _(
+        "Concord holds only this issue's address: its text has not been fetched from the "
+        "tracker (yet). Read it with “open the original”."
+    )
+    return format_html('<p class="hint missing-text">{}</p>', words)
+
+
 def item_view(*, item: Item, project: Project, viewer, claimed: bool = False) -> ItemView:
     """`claimed`: the item was just handed to `viewer` by a claim, which never hands out an item
     they labeled, so there is no label of theirs to look up."""
@@ -157,7 +180,8 @@ def item_view(*, item: Item, project: Project, viewer, claimed: bool = False) ->
         item=item,
         keywords=keywords,
         title_html=highlight_keywords(title_to_html(issue.title or str(issue)), keywords),
-        body_html=highlight_keywords(markdown_to_html(issue.body), keywords),
+        body_html=highlight_keywords(markdown_to_html(issue.body), keywords)
+        or missing_text_html(issue),
         comments=comments,
         mine=mine,
         others=revealed_labels(item=item, project=project, viewer=viewer),

@@ -36,18 +36,22 @@ class ItemsFromSourceForm(forms.Form):
 
 class ItemsFromUrlListForm(forms.Form):
     file = forms.FileField(
-        label="URL list",
-        help_text="One GitHub or Gitee issue URL per line, like the study's issue-lists/*.txt. "
-        "Blank lines and lines starting with # are skipped.",
+        label=_("URL list"),
+        help_text=_(
+            "One GitHub or Gitee issue URL per line, like the study's issue-lists/*.txt. "
+            "Blank lines and lines starting with # are skipped."
+        ),
     )
     keyword_set = forms.ModelChoiceField(
         queryset=KeywordSet.objects.order_by("name"),
         required=False,
-        empty_label="All of the list's issues",
-        label="Which issues",
-        help_text="Or only the candidates of a keyword set: issues whose title or body contains "
-        "one of its keywords. Issues whose details are still being fetched are judged when the "
-        "list is added again.",
+        empty_label=_("All of the list's issues"),
+        label=_("Which issues"),
+        help_text=_(
+            "Or only the candidates of a keyword set: issues whose title or body contains "
+            "one of its keywords. Issues whose details are still being fetched are judged when "
+            "the list is added again."
+        ),
     )
 
     def clean_file(self) -> tuple[str, str]:
@@ -61,14 +65,45 @@ class ProjectForm(forms.ModelForm):
     taxonomy = forms.ModelChoiceField(
         queryset=Taxonomy.objects.order_by("name", "version"),
         empty_label=None,
-        help_text="A loaded taxonomy (upload a new one under Taxonomy → Upload a new version); "
-        "it cannot change once the project has labels.",
+        label=_("Taxonomy"),
+        help_text=_(
+            "A loaded taxonomy (upload a new one under Taxonomy → Upload a new version); "
+            "it cannot change once the project has labels."
+        ),
     )
 
     class Meta:
         model = Project
         fields = list(SETTINGS_FIELDS)
-        labels = {"overlap_k": "Labels per item (k)", "quota_per_volunteer": "Quota per volunteer"}
+        # The page's words, in the reader's language (the model's help_text is for developers).
+        labels = {
+            "name": _("Name"),
+            "slug": _("Short name"),
+            "overlap_k": _("Labels per item (k)"),
+            "label_depth": _("Label depth"),
+            "screening_enabled": _("Screening enabled"),
+            "screening_votes": _("Screening votes"),
+            "screening_rule": _("Screening rule"),
+            "reservation_minutes": _("Reservation minutes"),
+            "quota_per_volunteer": _("Quota per volunteer"),
+            "reveal_after_cross_check": _("Reveal after cross-check"),
+            "guidelines": _("Guidelines"),
+        }
+        help_texts = {
+            "slug": _("Short id used in URLs and commands (letters, digits, - and _)."),
+            "overlap_k": _("Independent labels wanted per item before cross-check."),
+            "label_depth": _("How deep volunteers label: type, theme or sub-theme."),
+            "screening_enabled": _("Screen candidates first."),
+            "screening_votes": _("Screening votes wanted per candidate."),
+            "reservation_minutes": _(
+                "How long an item handed to a volunteer stays reserved for them."
+            ),
+            "quota_per_volunteer": _("Most labels one volunteer may give; empty: no limit."),
+            "reveal_after_cross_check": _(
+                "Volunteers may see the others' labels and discuss once an item has k labels."
+            ),
+            "guidelines": _("Markdown shown to volunteers."),
+        }
         widgets = {"guidelines": forms.Textarea(attrs={"rows": 10})}
 
     def __init__(self, *args, **kwargs):
@@ -82,36 +117,36 @@ ROLE_CHOICES = Role.choices
 
 
 class InvitationForm(forms.Form):
-    role = forms.ChoiceField(choices=ROLE_CHOICES, initial=Role.VOLUNTEER)
+    role = forms.ChoiceField(label=_("Role"), choices=ROLE_CHOICES, initial=Role.VOLUNTEER)
     days = forms.IntegerField(
-        label="Valid for (days)", min_value=1, max_value=INVITATION_MAX_DAYS, initial=7
+        label=_("Valid for (days)"), min_value=1, max_value=INVITATION_MAX_DAYS, initial=7
     )
 
 
 class MemberListForm(forms.Form):
     people = forms.CharField(
-        label="Usernames or e-mail addresses, one a line",
+        label=_("Usernames or e-mail addresses, one a line"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 6}),
     )
     file = forms.FileField(
-        label="…or a text file of them", required=False, help_text="UTF-8, one a line."
+        label=_("…or a text file of them"), required=False, help_text=_("UTF-8, one a line.")
     )
-    role = forms.ChoiceField(choices=ROLE_CHOICES, initial=Role.VOLUNTEER)
+    role = forms.ChoiceField(label=_("Role"), choices=ROLE_CHOICES, initial=Role.VOLUNTEER)
 
     def clean(self):
         data = super().clean() or {}
         if not (data.get("people") or "").strip() and not data.get("file"):
-            raise forms.ValidationError("Paste a list or choose a file.")
+            raise forms.ValidationError(_("Paste a list or choose a file."))
         return data
 
 
 class MemberForm(forms.Form):
     """One member's role and LabelJ column; `remove` ends the membership."""
 
-    role = forms.ChoiceField(choices=ROLE_CHOICES)
-    column = forms.IntegerField(label="Label column", required=False, min_value=1, max_value=999)
-    action = forms.ChoiceField(choices=[("save", "Save"), ("remove", "Remove")])
+    role = forms.ChoiceField(label=_("Role"), choices=ROLE_CHOICES)
+    column = forms.IntegerField(label=_("Label column"), required=False, min_value=1, max_value=999)
+    action = forms.ChoiceField(choices=[("save", _("Save")), ("remove", _("Remove"))])
 
 
 class SignUpForm(UserCreationForm):
@@ -153,26 +188,40 @@ class MultipleFileField(forms.FileField):
 
 class LabelFilesForm(forms.Form):
     label_files = MultipleFileField(
-        label="Study label files",
-        help_text="Issue_URL,Label1..LabelN,Final_Label; UTF-8. Each file is all-or-nothing.",
+        label=_("Study label files"),
+        help_text=_(
+            "Columns Issue_URL, Label1..LabelN, Final_Label (or Issue_URL alone: the items "
+            "without labels); UTF-8. Each file is all-or-nothing."
+        ),
     )
     refuse_repeats = forms.BooleanField(
-        label="Refuse a file that repeats an Issue_URL",
+        label=_("Refuse a file that repeats an Issue_URL"),
         required=False,
-        help_text="Otherwise the first row is kept and each repeat is skipped and reported.",
+        help_text=_("Otherwise the first row is kept and each repeat is skipped and reported."),
     )
 
 
 class TaxonomyUploadForm(forms.Form):
-    name = forms.CharField(max_length=200, help_text="e.g. LLM challenges")
-    version = forms.CharField(max_length=50, help_text="A version not used yet for this name.")
+    name = forms.CharField(
+        label=_("Name"), max_length=200, help_text=_("For example: LLM challenges")
+    )
+    version = forms.CharField(
+        label=_("Version"), max_length=50, help_text=_("A version not used yet for this name.")
+    )
     tree = forms.FileField(
-        label="Taxonomy CSV", help_text="code,level,parent,name[,study_name,description]"
+        label=_("Taxonomy CSV"),
+        help_text=_(
+            "Columns code, level, parent, name (optional: study_name, description, name_zh, "
+            "definition_zh)."
+        ),
     )
     details = MultipleFileField(
-        label="Detail files",
+        label=_("Detail files"),
         required=False,
-        help_text="Optional: rootcause,subcategory,symptoms (symptoms, intents, expectations).",
+        help_text=_(
+            "Optional, columns rootcause, subcategory, symptoms (the symptoms, intents and "
+            "expectations)."
+        ),
     )
 
 

@@ -1,6 +1,7 @@
 """Import labels in the study format: `Issue_URL,Label1..LabelN,Final_Label`.
 
-N comes from the header (any N >= 1). Each LabelJ column is one volunteer of the project: the
+N comes from the header (any N >= 1); a file of the `Issue_URL` column alone lists issues to
+label, each an item without labels. Each LabelJ column is one volunteer of the project: the
 member mapped to it, else a placeholder account that cannot sign in (placeholder_username); a
 blank cell means that volunteer gave no label. Labels are node codes at any level; Final_Label
 becomes the resolution, its method derived from the votes. A file is checked completely before
@@ -22,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import transaction
@@ -42,6 +44,7 @@ from annotation.models import (
 from annotation.project_nodes import project_nodes
 from annotation.projects.services import entry_stage
 from concord.errors import ConcordError, RowError, utf8_text
+from ingest.details import details_request
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
 from ingest.services import insert_rows, issues_ensure
 
@@ -184,6 +187,8 @@ def parse_study_csv(
 
 def _label_columns(header: list[str], name: str) -> list[int]:
     header = [h.strip() for h in header]
+    if header == [URL_COLUMN]:
+        return []  # issues to label, no labels yet
     if len(header) < 3 or header[0] != URL_COLUMN or header[-1] != FINAL_COLUMN:
         raise ImportFailed(
             [
@@ -191,8 +196,8 @@ def _label_columns(header: list[str], name: str) -> list[int]:
                     name,
                     1,
                     None,
-                    f"header must be {URL_COLUMN},Label1..LabelN,{FINAL_COLUMN}; "
-                    f"found {','.join(header)!r}",
+                    f"header must be {URL_COLUMN},Label1..LabelN,{FINAL_COLUMN} (or "
+                    f"{URL_COLUMN} alone); found {','.join(header)!r}",
                 )
             ]
         )
@@ -214,6 +219,8 @@ def _parse_row(record, header, codes, name, line, errors) -> StudyRow | None:
     except BadIssueUrl as exc:
         errors.append(RowError(name, line, URL_COLUMN, str(exc)))
         return None
+    if len(header) == 1:
+        return StudyRow(line, ref, (), None)
     nodes: list[int | None] = []
     for title, cell in zip(header[1:], record[1:], strict=True):
         code = cell.strip()
@@ -234,6 +241,11 @@ def _write(
 ) -> ImportReport:
     volunteers = _column_volunteers(project, columns, name)
     issue_ids = issues_ensure(row.ref for row in rows)
+    # Issues new to Concord are bare URLs: their text comes from the tracker in the background
+    # (as for a URL list; not in-process, where thousands of fetches would hold the import).
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        fetch = sorted(issue_ids.values())
+        transaction.on_commit(lambda: details_request(fetch))
     issue_of_row = [issue_ids[row.ref] for row in rows]
     old_items = dict(project.items.values_list("issue_id", "pk"))
     created = _create_items(project, rows, issue_of_row, old_items, name)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
@@ -170,15 +171,19 @@ def label_import_progress(job: LabelImportJob) -> dict:
     if job.status == JobStatus.FAILED:
         return {
             "fraction": job.files_done / total if total else 0.0,
-            "step": f"Failed: {job.error}",
+            "step": _("Failed: %(error)s") % {"error": job.error},
         }
+    counts = {"done": total - failed, "total": total, "failed": failed}
+    if job.status == JobStatus.DONE and failed:
+        step = _("Done: %(done)d of %(total)d file(s) imported, %(failed)d refused (see below).")
+        return {"fraction": 1.0, "step": step % counts}
     if job.status == JobStatus.DONE:
-        refused = f", {failed} refused (see below)" if failed else ""
         return {
             "fraction": 1.0,
-            "step": f"Done: {total - failed} of {total} file(s) imported{refused}.",
+            "step": _("Done: %(done)d of %(total)d file(s) imported.") % counts,
         }
     return {
         "fraction": min(job.files_done / total, 0.99) if total else 0.0,
-        "step": f"Importing: {job.files_done} of {total} file(s) done.",
+        "step": _("Importing: %(done)d of %(total)d file(s) done.")
+        % {"done": job.files_done, "total": total},
     }

@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.access import access_project
@@ -140,7 +141,11 @@ def join(request, token: str):
         if form is not None:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         role = membership.get_role_display().lower()
-        messages.success(request, f"Welcome to {membership.project.name} ({role}).")
+        messages.success(
+            request,
+            _("Welcome to %(project)s (%(role)s).")
+            % {"project": membership.project.name, "role": role},
+        )
         return redirect("project-detail", slug=membership.project.slug)
     context = {"invitation": invitation, "form": form, "token": token}
     return render(request, "annotation/join.html", context)

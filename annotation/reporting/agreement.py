@@ -54,6 +54,8 @@ class Cell:
     left_out: int
     left_out_why: str
     problem: str | None
+    # not a finding: the type-level kappa of items that share their final type (see group_cell)
+    omitted: bool = False
 
     @property
     def kappa(self) -> float | None:
@@ -151,16 +153,15 @@ def agreement_cell(group: str, level: str, matrix: agreement.RatingMatrix, *, k:
     fleiss: agreement.FleissResult | None = None
     alpha: agreement.AlphaResult | None = None
     problem: str | None = None
+    counted = matrix if fewer + more == 0 else matrix_subset(matrix, full)
     try:
-        fleiss = agreement.fleiss_kappa(
-            matrix if fewer + more == 0 else matrix_subset(matrix, full)
-        )
+        fleiss = agreement.fleiss_kappa(counted)
     except agreement.NotEnoughRatings as exc:
-        problem = str(exc)
+        problem = problem_words(exc, items=len(counted.items), ratings=m)
     try:
         alpha = agreement.krippendorff_alpha(matrix)
     except agreement.NotEnoughRatings as exc:
-        problem = problem or str(exc)
+        problem = problem or problem_words(exc, items=n_items, ratings=m)
     return Cell(
         group=group,
         level=level,
@@ -172,6 +173,36 @@ def agreement_cell(group: str, level: str, matrix: agreement.RatingMatrix, *, k:
         left_out_why="; ".join(why),
         problem=problem,
     )
+
+
+def problem_words(exc: agreement.NotEnoughRatings, *, items: int, ratings: int) -> str:
+    """Why there is no kappa, in the reader's language (taxonomy.agreement, which knows no
+    Django, says it in English)."""
+    if isinstance(exc, agreement.NoVariation):
+        return _(
+            "Every rating is %(category)s: agreement is total but kappa and alpha are undefined "
+            "(chance agreement is 1 too)."
+        ) % {"category": exc.category}
+    if items < 2:
+        return _("Agreement needs at least two rated items; there are %(n)d.") % {"n": items}
+    if ratings < 2:
+        return _("Agreement needs at least two ratings per item; each has one.")
+    return _("Krippendorff's alpha needs at least one item with two ratings.")
+
+
+def group_cell(by: str, group: str, level: str, matrix: agreement.RatingMatrix, *, k: int) -> Cell:
+    """A group's agreement_cell, except the type-level cell of a group of items sharing their
+    final type: there nearly every label is that type, chance agreement is nearly 1 and kappa
+    nears 0 however well volunteers agree, so it is shown as not computed, with the reason,
+    rather than as a finding."""
+    if by == "type" and level == Level.TYPE and group != ALL_ITEMS:
+        n_items = int((matrix.counts.sum(axis=1) > 0).sum())
+        why = _(
+            "Not computed: these items share their final type, so at type level kappa measures "
+            "chance, not agreement (see All items)."
+        )
+        return Cell(group, level, n_items, None, None, None, 0, "", why, omitted=True)
+    return agreement_cell(group, level, matrix, k=k)
 
 
 def matrix_subset(matrix: agreement.RatingMatrix, mask: np.ndarray) -> agreement.RatingMatrix:
@@ -229,7 +260,7 @@ def project_agreement(
         for name, ids in sorted(group_items(project, by, lineage).items()):
             mask = np.isin(item_ids(matrix), ids)
             if mask.any():
-                groups.append(agreement_cell(name, level, matrix_subset(matrix, mask), k=k))
+                groups.append(group_cell(by, name, level, matrix_subset(matrix, mask), k=k))
     return AgreementReport(level=level, by=by, groups=groups)
 
 

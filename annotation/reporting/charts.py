@@ -184,6 +184,8 @@ def cell_text(cell) -> tuple[str, bool]:
         if cell.uneven and cell.alpha is not None:
             text += "; " + _("alpha %(alpha).3f") % {"alpha": cell.alpha.alpha}
         return text, False
+    if cell.omitted:
+        return _("not computed (one final type)"), False
     if cell.alpha is not None:
         alpha = {"alpha": cell.alpha.alpha, "band": band_name(cell.alpha.band)}
         return _("alpha %(alpha).3f %(band)s (no Fleiss)") % alpha, True

@@ -61,7 +61,11 @@ class ExportQuery(serializers.Serializer):
         required=False, help_text="Only issues created on the tracker on or before (UTC)."
     )
     bom = serializers.BooleanField(
-        default=False, help_text="Start with a UTF-8 byte-order mark (for Excel)."
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Start with a UTF-8 byte-order mark (for Excel). Default: yes, except for the "
+        "study format (URLs and codes, byte for byte like the study's files).",
     )
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.formats import number_format
+from django.utils.translation import gettext as _
 
 from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
@@ -153,17 +155,24 @@ def export_job_progress(job: ExportJob) -> dict:
     """What the progress page shows, as plain values (the API returns the same)."""
     total = job.rows_total
     if job.status == ExportStatus.DONE and not job.file:
-        return {
-            "fraction": 1.0,
-            "step": f"Done, but the file was deleted after {settings.EXPORT_KEEP_DAYS} days:"
-            " start the export again for a fresh one.",
-        }
+        step = _(
+            "Done, but the file was deleted after %(days)d days: start the export again for a "
+            "fresh one."
+        )
+        return {"fraction": 1.0, "step": step % {"days": settings.EXPORT_KEEP_DAYS}}
+    rows = {"rows": _count(job.rows_written), "total": _count(total or 0)}
     if job.status == ExportStatus.DONE:
-        return {"fraction": 1.0, "step": f"Done: {job.rows_written:,} rows written."}
+        return {"fraction": 1.0, "step": _("Done: %(rows)s rows written.") % rows}
     if job.status == ExportStatus.FAILED:
-        return {"fraction": 0.0, "step": f"Failed: {job.error}"}
+        return {"fraction": 0.0, "step": _("Failed: %(error)s") % {"error": job.error}}
     if job.status == ExportStatus.QUEUED:
         return {"fraction": 0.0, "step": job_waiting_step(job)}
     fraction = min(job.rows_written / total, 0.99) if total else 0.0
-    about = f" of about {total:,}" if total is not None else ""
-    return {"fraction": fraction, "step": f"Writing: {job.rows_written:,}{about} rows."}
+    if total is None:
+        return {"fraction": fraction, "step": _("Writing: %(rows)s rows.") % rows}
+    return {"fraction": fraction, "step": _("Writing: %(rows)s of about %(total)s rows.") % rows}
+
+
+def _count(n: int) -> str:
+    """A count with thousands separators (1,234), as the rest of the page prints them."""
+    return number_format(n, force_grouping=True)

@@ -61,10 +61,21 @@ class ExportForm(forms.Form):
         label=gettext_lazy("Issues created until"),
         widget=forms.DateInput(attrs={"type": "date"}),
     )
-    bom = forms.BooleanField(
+    bom = forms.TypedChoiceField(
         required=False,
-        label=gettext_lazy("Start with a byte-order mark"),
-        help_text=gettext_lazy("Lets Excel recognise the file as UTF-8."),
+        label=gettext_lazy("For Excel"),
+        choices=[
+            ("", gettext_lazy("Yes, except the study format")),
+            ("on", gettext_lazy("Yes: start with a byte-order mark")),
+            ("off", gettext_lazy("No: plain UTF-8")),
+        ],
+        coerce=lambda choice: choice == "on",
+        empty_value=None,
+        help_text=gettext_lazy(
+            "A byte-order mark lets Excel read the file as UTF-8 (Chinese titles and summaries "
+            "show as written). The study format, URLs and codes only, goes without it by "
+            "default, byte for byte like the study's own files."
+        ),
     )
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
@@ -122,8 +133,26 @@ def export_job_page(request, slug: str, pk: int):
         "progress": export_job_progress(job),
         "has_file": export_job_file(job) is not None,
         "columns": study_columns(project) if job.format == ExportFormat.STUDY else None,
+        "options": options_shown(job),
     }
     return render(request, "exports/export_job.html", context)
+
+
+def options_shown(job: ExportJob) -> list[tuple[object, object]]:
+    """The job's options named as the form names them, with choices in words."""
+    words: dict[str, dict] = {
+        "format": dict(ExportFormat.choices),
+        "level": dict(Level.choices),
+        "stage": dict(Stage.choices),
+        "bom": {True: _("Yes"), False: _("No")},
+    }
+    return [
+        (
+            ExportForm.base_fields[key].label if key in ExportForm.base_fields else key,
+            words.get(key, {}).get(value, value),
+        )
+        for key, value in job.options.items()
+    ]
 
 
 @login_required

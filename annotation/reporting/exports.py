@@ -118,7 +118,7 @@ def export_options(
     stage: str | None = "",
     created_from: date | str | None = None,
     created_until: date | str | None = None,
-    bom: bool = False,
+    bom: bool | None = None,
 ) -> ExportOptions:
     """Checked options for `project`; a ConcordError says what is wrong. Pages, the API, the
     command and the background job all come through here."""
@@ -149,8 +149,15 @@ def export_options(
         stage=stage,
         created_from=start,
         created_until=end,
-        bom=bool(bom),
+        bom=bom_by_default(format) if bom is None else bool(bom),
     )
+
+
+def bom_by_default(format: str) -> bool:
+    """Excel reads a CSV as UTF-8 only after a byte-order mark, so a file of people's words
+    (titles, summaries, Chinese names) starts with one unless asked not to; the study format,
+    URLs and codes only, goes without, byte for byte like the study's own files."""
+    return format != ExportFormat.STUDY
 
 
 def _date(value: date | str | None, name: str) -> date | None:

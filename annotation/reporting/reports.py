@@ -32,6 +32,7 @@ from annotation.reporting.agreement import (
     Cell,
     agreement_cell,
     fetch_rows,
+    group_cell,
     group_items,
     grouped_arrays,
     item_ids,
@@ -134,15 +135,19 @@ def _level_matrices(
 
 
 def _cells_by_group(
-    matrices: dict[str, agreement.RatingMatrix], groups: dict[str, np.ndarray], *, k: int
+    matrices: dict[str, agreement.RatingMatrix],
+    by: str,
+    groups: dict[str, np.ndarray],
+    *,
+    k: int,
 ) -> list[dict[str, Cell]]:
     """All items first, then one row per group (by name), each with a cell per level."""
     rows = [{lv: agreement_cell(ALL_ITEMS, lv, m, k=k) for lv, m in matrices.items()}]
     for group in sorted(groups):
         rows.append(
             {
-                lv: agreement_cell(
-                    group, lv, matrix_subset(m, np.isin(item_ids(m), groups[group])), k=k
+                lv: group_cell(
+                    by, group, lv, matrix_subset(m, np.isin(item_ids(m), groups[group])), k=k
                 )
                 for lv, m in matrices.items()
             }
@@ -185,8 +190,10 @@ def project_dashboard(project: Project) -> Dashboard:
     lineage = taxonomy_lineage(project.taxonomy)
     labels = project_labels(project)
     matrices = _level_matrices(lineage, labels)
-    by_type = _cells_by_group(matrices, group_items(project, "type", lineage), k=k)
-    by_repository = _cells_by_group(matrices, group_items(project, "repository", lineage), k=k)
+    by_type = _cells_by_group(matrices, "type", group_items(project, "type", lineage), k=k)
+    by_repository = _cells_by_group(
+        matrices, "repository", group_items(project, "repository", lineage), k=k
+    )
     by_week = []
     for monday, ids in _weeks(labels, k).items():
         week = iso_week(monday)

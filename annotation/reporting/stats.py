@@ -13,6 +13,7 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Aggregate, Count, F, FloatField, Max, Q
+from django.utils.translation import gettext as _
 
 from annotation.models import Annotation, Project
 from annotation.reporting.agreement import grouped_arrays
@@ -194,14 +195,23 @@ def kappa_heatmap(matrix: KappaMatrix) -> HeatMap:
             shared = matrix.shared[i][j]
             if i == j:
                 fill, ink, text = "#f4f4f4", "#666666", "·"
-                title = f"{row.name}: {shared} items"
+                title = _("%(name)s: %(n)d items") % {"name": row.name, "n": shared}
             elif value is None:
                 fill, ink, text = "#ffffff", "#666666", "\u2013"
-                title = f"{row.name} and {col.name}: {shared} shared items, kappa not computed"
+                title = _("%(a)s and %(b)s: %(n)d shared items, kappa not computed") % {
+                    "a": row.name,
+                    "b": col.name,
+                    "n": shared,
+                }
             else:
                 fill, ink = shade(value)
                 text = f"{value:.2f}"
-                title = f"{row.name} and {col.name}: kappa {value:.3f} on {shared} shared items"
+                title = _("%(a)s and %(b)s: kappa %(kappa).3f on %(n)d shared items") % {
+                    "a": row.name,
+                    "b": col.name,
+                    "kappa": value,
+                    "n": shared,
+                }
             cells.append(GridCell(x, y, fill, ink, text, title, href=""))
     return HeatMap(
         width=NAME_ROOM + n * CELL + 10,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import template
+from django.utils.translation import gettext_lazy
 
 from annotation.models import Action, AuditEvent, Project, ProposalStatus, Stage
 from annotation.review.proposals import reason_seen
@@ -24,11 +25,35 @@ def lead_summary(project: Project) -> dict:
     }
 
 
+# The audit rows' keys in the reader's language (the rows keep them in English, as written);
+# a key not listed here shows as stored.
+AUDIT_KEYS = {
+    "stage": gettext_lazy("stage"),
+    "agreement": gettext_lazy("agreement"),
+    "node": gettext_lazy("category"),
+    "reason": gettext_lazy("reason"),
+    "status": gettext_lazy("status"),
+    "proposal": gettext_lazy("proposal"),
+    "relevant": gettext_lazy("relevant"),
+    "member": gettext_lazy("member"),
+    "role": gettext_lazy("role"),
+    "removed": gettext_lazy("removed"),
+    "archived": gettext_lazy("archived"),
+    "joined": gettext_lazy("joined"),
+}
+STAGE_WORDS = dict(Stage.choices)
+
+
+def _pair(key: str, value) -> str:
+    shown = STAGE_WORDS.get(value, value) if key == "stage" else value
+    return f"{AUDIT_KEYS.get(key, key)} {_value(shown)}"
+
+
 def _value(value) -> str:
     if isinstance(value, list):
-        return "; ".join(_value(v) for v in value) or "none"
+        return "; ".join(_value(v) for v in value) or str(gettext_lazy("none"))
     if isinstance(value, dict):
-        return ", ".join(f"{k} {_value(v)}" for k, v in value.items() if v not in (None, ""))
+        return ", ".join(_pair(k, v) for k, v in value.items() if v not in (None, ""))
     return str(value)
 
 
@@ -38,7 +63,7 @@ def audit_text(value) -> str:
     if not value:
         return ""
     if isinstance(value, dict):
-        return " · ".join(f"{k} {_value(v)}" for k, v in value.items() if v not in (None, ""))
+        return " · ".join(_pair(k, v) for k, v in value.items() if v not in (None, ""))
     return _value(value)
 
 

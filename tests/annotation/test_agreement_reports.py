@@ -152,15 +152,34 @@ def test_command_prints_table_and_json(labeled_project, capsys):
     assert data["groups"][0]["fleiss"]["n_items"] == 80
 
 
-def test_group_where_everyone_agrees_on_one_category_says_so(labeled_project, personas, client):
-    # MindSpeed: every final Bug item was typed C by all seven volunteers.
+def test_type_level_kappa_within_a_final_type_is_not_given_as_a_finding(
+    labeled_project, personas, client
+):
+    """Items grouped by their final type nearly all carry that type: at type level chance
+    agreement is about 1 and kappa about 0 (or undefined: every final Bug item of MindSpeed was
+    typed C by all seven), whatever the volunteers did. Not computed, and the page says why."""
     report = project_agreement(labeled_project, level="type", by="type")
-    bug = next(g for g in report.groups if g.group == "C Bug")
-    assert bug.fleiss is None
-    assert "Every rating is 'C'" in bug.problem
+    overall, *per_type = report.groups
+    assert overall.fleiss is not None
+    assert per_type
+    for group in per_type:
+        assert group.omitted
+        assert group.fleiss is None
+        assert group.alpha is None
+        assert "share their final type" in group.problem
     client.force_login(personas["lead"])
     html = client.get(PAGE + "?level=type&by=type").content.decode()
     assert "nan" not in html
+    assert "share their final type" in html
+    assert "clipped to kappa's range" in html
+
+
+def test_confidence_interval_stays_within_kappa_s_range(labeled_project):
+    """MindSpeed's type-level kappa is 0.962 with a standard error that reached 1.005."""
+    fleiss = project_agreement(labeled_project, level="type", by="none").groups[0].fleiss
+    assert fleiss.kappa + 1.96 * fleiss.se > 1
+    assert fleiss.ci_high == 1.0
+    assert -1.0 <= fleiss.ci_low < fleiss.kappa
 
 
 def test_forbidden_page_says_which_role_is_needed(client, labeled_project, personas):

@@ -35,7 +35,9 @@ def text_of(project, **options) -> str:
 
 
 def rows_of(project, **options) -> list[list[str]]:
-    return list(csv.reader(io.StringIO(text_of(project, **options), newline="")))
+    """The rows as a CSV reader sees them (a spreadsheet reads the byte-order mark as such)."""
+    text = text_of(project, **options).removeprefix("\ufeff")
+    return list(csv.reader(io.StringIO(text, newline="")))
 
 
 def read_csv(path) -> list[list[str]]:
@@ -77,6 +79,22 @@ def test_bom_is_written_once_and_the_importer_reads_it(labeled_project, tmp_path
     report = study_labels_import(project=other, path=path)
     assert report.rows == 80
     assert text_of(other, format="study", bom=True) == text
+
+
+@pytest.mark.parametrize("format", ["long", "final", "repositories"])
+def test_formats_with_people_s_words_open_in_excel_by_default(labeled_project, format):
+    """Excel takes a CSV for UTF-8 only after a byte-order mark: titles, summaries and Chinese
+    names come out as written. Asked not to, the file is plain UTF-8."""
+    assert text_of(labeled_project, format=format).startswith("\ufeff")
+    assert not text_of(labeled_project, format=format, bom=False).startswith("\ufeff")
+
+
+def test_the_study_format_has_no_mark_by_default_so_it_matches_the_study_byte_for_byte(
+    labeled_project,
+):
+    text = text_of(labeled_project, format="study")
+    assert text.startswith("Issue_URL,")
+    assert text_of(labeled_project, format="study", bom=True).startswith("\ufeffIssue_URL,")
 
 
 # ---------------------------------------------------------------- a small hand-made project
@@ -290,7 +308,7 @@ def test_final_format_has_one_row_per_resolved_item(small):
 
 
 def test_repository_statistics_like_table_one(small):
-    assert text_of(small, format="repositories").split("\r\n") == [
+    assert text_of(small, format="repositories", bom=False).split("\r\n") == [
         "Repository,Host,2023,2024,2025,Year_Unknown,Issues,"
         "Question,Requirement,Bug,Screened,Excluded,False_Positive_Rate,Merged_Repeated_Rows",
         # the excluded item counts in neither a year nor Issues, only in screening

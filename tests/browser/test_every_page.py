@@ -1,6 +1,7 @@
 """Every page a volunteer, a lead, a project admin and a site admin can reach, in English and in
-Chinese, at a phone's width (390 px) and a laptop's (1366 px): none scrolls sideways, no chart
-scrolls inside its box, and no chart cuts off its own labels.
+Chinese, at a phone's width (390 px) and a laptop's (1366 px): none scrolls sideways, no number
+or word in a table breaks inside, no chart cuts off its own labels or draws text under 11 px, no
+chart scrolls inside its box on a laptop, and the Chinese pages show no English but data.
 
 The pages come from the URL conf (tests/test_role_matrix.py lists who may use each named URL,
 and fails when a URL has no rule), so a new page is checked without being added here. Each
@@ -11,11 +12,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.urls import reverse
 from playwright.sync_api import Page, expect
 
 from tests.factories import PASSWORD
-from tests.test_role_matrix import ALLOWED, RULES, role_world, url_names
+from tests.pages import pages_for
+from tests.test_every_page_in_chinese import data_values, untranslated_on
+from tests.test_role_matrix import role_world
 
 pytestmark = pytest.mark.browser
 
@@ -23,31 +25,10 @@ WIDTHS = (390, 1366)
 HEIGHT = 844
 LANGUAGES = {"en": "en-US", "zh-hans": "zh-CN"}  # Django's code -> the browser's locale
 PEOPLE = ("volunteer", "lead", "admin", "staff")
-# Named GET URLs that answer with something other than a page: files, the API and its schema.
-NOT_PAGES = {
-    "project-export-download",
-    "label-categories",
-    "project-report-chart",
-    "project-agreement-chart",
-}
-# Pages that need a query to show something: the items carrying two given labels.
-QUERIES = {"project-reports-items": "?a=C.1&b=C.2&level=theme"}
+LAPTOP = 1024  # from this width on, every chart fits its box
+MIN_CHART_TEXT_PX = 11
 # How far a page may be wider than the window before it counts as scrolling (rounding).
 SLACK_PX = 1
-
-
-def pages_for(person: str, objects: dict) -> list[str]:
-    """The URLs of the HTML pages `person` may open, from the URL conf (not the API under
-    /api/, whose browsable pages are DRF's)."""
-    urls = (
-        reverse(name, kwargs=objects[RULES[name].kwargs]) + QUERIES.get(name, "")
-        for name in sorted(url_names())
-        if RULES[name].method == "get"
-        and name not in NOT_PAGES
-        and person in ALLOWED[RULES[name].least]
-        and RULES[name].least != "public"
-    )
-    return [url for url in urls if not url.startswith("/api/")]
 
 
 def sign_in(page: Page, username: str) -> None:
@@ -85,20 +66,34 @@ def widest_elements(page: Page) -> list[str]:
 
 def cut_chart_texts(page: Page) -> list[str]:
     """Text in an inline SVG chart that reaches outside the chart's box, where the SVG clips it
-    (the Reports' "0.944 (almost pe")."""
+    (the Reports' "0.944 (almost pe").
+
+    Whatever fonts the machine has: along the line, the text's own advance as drawn (a wider font
+    must still fit); across it, the room the glyphs take by the text's declared size, one em above
+    the baseline and a quarter em below, not the font's line box (a CJK font's is 1.45 em tall,
+    reaching 2 px over a tick label whose digits sit well inside)."""
     return page.evaluate(
         """() => [...document.querySelectorAll('main svg text')].filter(t => {
+                const n = t.getNumberOfChars();
+                if (!n || !t.getBoundingClientRect().width) return false;
                 const box = t.ownerSVGElement.getBoundingClientRect();
-                const r = t.getBoundingClientRect();
-                return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1 ||
-                                       r.top < box.top - 1 || r.bottom > box.bottom + 1);
+                const size = parseFloat(getComputedStyle(t).fontSize);
+                const start = t.getStartPositionOfChar(0), end = t.getEndPositionOfChar(n - 1);
+                const ctm = t.getScreenCTM();
+                const corners = [[start.x, start.y], [end.x, end.y]].flatMap(([x, y]) =>
+                    [y - size, y + 0.25 * size].map(v => new DOMPoint(x, v).matrixTransform(ctm)));
+                const xs = corners.map(p => p.x), ys = corners.map(p => p.y);
+                return Math.min(...xs) < box.left - 1 || Math.max(...xs) > box.right + 1 ||
+                       Math.min(...ys) < box.top - 1 || Math.max(...ys) > box.bottom + 1;
             }).slice(0, 3).map(t => `"${t.textContent.trim()}" in svg.${
                 t.ownerSVGElement.getAttribute('class').split(' ').join('.')}`)"""
     )
 
 
 def charts_scrolling_inside(page: Page) -> list[str]:
-    """Charts whose box scrolls sideways, hiding bars or legends behind an inner scroll bar."""
+    """Charts whose box scrolls sideways. On a laptop every chart fits its box; on a phone a
+    chart keeps its own size (its text readable) and its box scrolls, the table beside it
+    holding the same numbers."""
     return page.evaluate(
         """() => [...document.querySelectorAll('main figure.chart, main .chart-svg')]
             .filter(e => e.scrollWidth > e.clientWidth + 1)
@@ -106,12 +101,74 @@ def charts_scrolling_inside(page: Page) -> list[str]:
     )
 
 
+def small_chart_texts(page: Page) -> list[str]:
+    """Chart text drawn smaller than 11 px: an SVG's font size times the scale it is shown at."""
+    return page.evaluate(
+        f"""() => [...document.querySelectorAll('main svg text')].filter(t => {{
+                const svg = t.ownerSVGElement, box = svg.viewBox.baseVal;
+                const scale = box && box.width ? svg.getBoundingClientRect().width / box.width : 1;
+                const size = parseFloat(getComputedStyle(t).fontSize) * scale;
+                return t.getBoundingClientRect().width > 0 && size < {MIN_CHART_TEXT_PX} - 0.05;
+            }}).slice(0, 3).map(t => `"${{t.textContent.trim()}}"`)"""
+    )
+
+
+def broken_tokens(page: Page) -> list[str]:
+    """Table cells holding one number or one word ("0.978", "[0.91, 1.00]", "Kappa") that the
+    browser broke across lines ("0.9/78", "Ka/pp/a")."""
+    return page.evaluate(
+        r"""() => [...document.querySelectorAll('main td, main th, main .num')]
+            .filter(e => e.childElementCount === 0 && e.getClientRects().length)
+            .filter(e => {
+                const text = e.textContent.trim();
+                return /^[\[(]?[-+\u2212]?\d[\d.,%]*(, [-+\u2212]?\d[\d.,%]*)?[\])]?$/.test(text) ||
+                       /^[A-Za-z][A-Za-z'-]*$/.test(text);
+            })
+            .filter(e => {
+                const range = document.createRange();
+                range.selectNodeContents(e);
+                const tops = [...range.getClientRects()].filter(r => r.width > 0)
+                    .map(r => Math.round(r.top));
+                return new Set(tops).size > 1;
+            }).slice(0, 3).map(e => `"${e.textContent.trim()}"`)"""
+    )
+
+
+def untranslated(page: Page, language: str, data) -> list[str]:
+    """English left in the Chinese interface, read from the page as the browser holds it (with
+    what its scripts wrote): tests/test_every_page_in_chinese.py's rule."""
+    if language != "zh-hans":
+        return []
+    return untranslated_on(page.content(), data)[:3]
+
+
+def page_problems(page: Page, width: int, language: str, data) -> list[str]:
+    """What is wrong with the page as shown at `width`, each a short description."""
+    problems = []
+    overflow = sideways_overflow(page)
+    if overflow > SLACK_PX:
+        problems.append(f"{overflow}px too wide ({', '.join(widest_elements(page))})")
+    checks = {
+        "charts scroll inside": charts_scrolling_inside(page) if width >= LAPTOP else [],
+        "cut chart text": cut_chart_texts(page),
+        "chart text under 11 px": small_chart_texts(page),
+        "broken inside": broken_tokens(page),
+        "untranslated": untranslated(page, language, data) if width == WIDTHS[0] else [],
+    }
+    problems += [f"{what} {', '.join(found)}" for what, found in checks.items() if found]
+    return problems
+
+
 @pytest.mark.parametrize("language", sorted(LANGUAGES))
-def test_no_page_scrolls_sideways(
+def test_every_page_reads_well_at_both_widths(
     browser, live_server, personas, labeled_project, settings, tmp_path, language
 ):
+    """No page scrolls sideways, cuts or shrinks chart text, breaks a number or a word inside, or
+    (in Chinese) shows English that is not data."""
     objects, people = role_world(personas, labeled_project, settings, tmp_path)
+    data = data_values()
     problems = []
+    checked = 0
     for person in PEOPLE:
         context = browser.new_context(
             base_url=live_server.url,
@@ -129,20 +186,11 @@ def test_no_page_scrolls_sideways(
             assert page.get_attribute("html", "lang") == language, f"{person} {url}: language"
             for width in WIDTHS:
                 page.set_viewport_size({"width": width, "height": HEIGHT})
-                overflow = sideways_overflow(page)
-                if overflow > SLACK_PX:
-                    problems.append(
-                        f"{language} {width}px {person} {url}: {overflow}px too wide "
-                        f"({', '.join(widest_elements(page))})"
-                    )
-                inner = charts_scrolling_inside(page)
-                if inner:
-                    where = f"{language} {width}px {person} {url}"
-                    problems.append(f"{where}: charts scroll inside {', '.join(inner)}")
-                cut = cut_chart_texts(page)
-                if cut:
-                    problems.append(
-                        f"{language} {width}px {person} {url}: cut chart text {', '.join(cut)}"
-                    )
+                checked += 1
+                problems += [
+                    f"{language} {width}px {person} {url}: {problem}"
+                    for problem in page_problems(page, width, language, data)
+                ]
         context.close()
-    assert not problems, "pages that scroll sideways or cut chart text:\n" + "\n".join(problems)
+    print(f"{language}: {checked} page views checked ({len(PEOPLE)} people, widths {WIDTHS})")
+    assert not problems, "pages that do not read well:\n" + "\n".join(problems)

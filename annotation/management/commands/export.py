@@ -6,6 +6,7 @@ leaves FILE as it was (or absent). `-o -` writes to standard output instead.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -43,7 +44,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--until", dest="created_until", help="Issues created on or before YYYY-MM-DD (UTC)."
         )
-        parser.add_argument("--bom", action="store_true", help="Start with a UTF-8 BOM (Excel).")
+        parser.add_argument(
+            "--bom",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="Start with a UTF-8 BOM, for Excel (default: yes, but not for the study format).",
+        )
         parser.add_argument(
             "--sidecar",
             type=Path,
