@@ -100,6 +100,9 @@ RULES: dict[str, Rule] = {
     "api-interview-import": Rule("lead", kwargs="interview_import"),
     "api-interview-quotes": Rule("lead", kwargs="project"),
     "api-interview-code-map": Rule("lead", method="post", kwargs="project"),
+    "triangulation": Rule("lead", kwargs="project"),
+    "triangulation-csv": Rule("lead", kwargs="project"),
+    "api-triangulation": Rule("lead", kwargs="project"),
     # near-duplicate issues (annotation/duplicates/): the lead's queue, pairs and index; an item's
     # duplicates for every member (volunteers see only revealed ones: tests/test_blindness.py)
     "duplicates": Rule("lead", kwargs="project"),

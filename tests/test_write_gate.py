@@ -677,6 +677,8 @@ READS_ANY_METHOD = {
     "interviews",
     "interview-import",
     "interview-quotes",
+    "triangulation",
+    "triangulation-csv",
     "duplicates",
     "duplicate-compare",
     # pages whose POST is in WRITES; their other methods read
@@ -1062,6 +1064,7 @@ WRITE_COMMANDS: dict[str, Callable[[World, Any], list[str]]] = {
 }
 OTHER_COMMANDS = {
     "agreement": "reads a project (a report)",
+    "triangulation": "reads a project (a report)",
     "export": "an export: reads the project, allowed while archived",
     "export_package": "an export: reads the project, allowed while archived",
     "create_project": "a new project (site-wide)",

@@ -22,6 +22,7 @@ from annotation.interviews.jobs import (
 )
 from annotation.interviews.selectors import QuoteFilters, project_quotes
 from annotation.interviews.services import InterviewFile, unresolved_code_map
+from annotation.interviews.triangulation import project_triangulation, triangulation_json
 from annotation.jobs import JobProgressOut
 from annotation.models import Role
 from concord.errors import ErrorOut, NotFound
@@ -165,3 +166,14 @@ class InterviewCodeMapApi(APIView):
             project=project, actor=request.user, code=data["code"], node_code=data["node"]
         )
         return Response(CodeMapOut({"code": data["code"], "node": data["node"], "links": n}).data)
+
+
+class TriangulationApi(APIView):
+    """Per theme: final labels and their share, users and developers who raised it, ranks;
+    Spearman's rank correlations with 95% intervals; the themes whose ranks part. Leads and
+    admins (the same as the page, the CSV and `manage.py triangulation`)."""
+
+    @extend_schema(responses=serializers.DictField())
+    def get(self, request: Request, slug: str) -> Response:
+        project = access_project(request.user, slug, at_least=Role.LEAD)
+        return Response(triangulation_json(project_triangulation(project)))

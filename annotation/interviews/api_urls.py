@@ -25,4 +25,9 @@ urlpatterns = [
         api.InterviewCodeMapApi.as_view(),
         name="api-interview-code-map",
     ),
+    path(
+        "projects/<slug:slug>/interviews/triangulation/",
+        api.TriangulationApi.as_view(),
+        name="api-triangulation",
+    ),
 ]

@@ -26,4 +26,14 @@ urlpatterns = [
         views.interview_quotes_page,
         name="interview-quotes",
     ),
+    path(
+        "projects/<slug:slug>/interviews/triangulation/",
+        views.triangulation_page,
+        name="triangulation",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/triangulation.csv",
+        views.triangulation_csv_download,
+        name="triangulation-csv",
+    ),
 ]

@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -25,6 +26,11 @@ from annotation.interviews.selectors import (
     unresolved_codes,
 )
 from annotation.interviews.services import InterviewFile, unresolved_code_map
+from annotation.interviews.triangulation import (
+    project_triangulation,
+    triangulation_chart,
+    triangulation_csv,
+)
 from annotation.models import Role
 from annotation.rendering import markdown_to_html
 from concord.errors import ConcordError
@@ -125,3 +131,26 @@ def interview_quotes_page(request, slug: str):
         "has_quotes": Quote.objects.filter(participant__project=project).exists(),
     }
     return render(request, "interviews/quotes.html", context)
+
+
+@login_required
+def triangulation_page(request, slug: str):
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    report = project_triangulation(project)
+    context = {
+        "project": project,
+        "report": report,
+        "chart": triangulation_chart(report),
+        "has_interviews": report.users + report.developers > 0,
+    }
+    return render(request, "interviews/triangulation.html", context)
+
+
+@login_required
+def triangulation_csv_download(request, slug: str):
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    response = HttpResponse(
+        triangulation_csv(project_triangulation(project)), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-triangulation.csv"'
+    return response

@@ -144,3 +144,58 @@ class InterviewImportJob(BackgroundJob):
 
     def __str__(self) -> str:
         return f"interview import {self.pk} ({self.status})"
+
+
+TOP = 3  # the guideline asks for the top 3 categories per issue type
+
+
+class Ranking(models.Model):
+    """One place of a participant's practitioner priorities: the category they put at
+    `position` (1 = most frequent or impactful) among one issue type's categories."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="rankings")
+    issue_type = models.ForeignKey(
+        Node, on_delete=models.PROTECT, related_name="+", help_text="The type (A, B, C) ranked."
+    )
+    position = models.PositiveSmallIntegerField(help_text="1 = first of the top 3.")
+    node = models.ForeignKey(
+        Node, on_delete=models.PROTECT, related_name="+", help_text="A theme of that type."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["participant_id", "issue_type_id", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "issue_type", "position"], name="ranking_place_unique"
+            ),
+            models.UniqueConstraint(fields=["participant", "node"], name="ranking_node_unique"),
+            models.CheckConstraint(
+                condition=models.Q(position__gte=1, position__lte=TOP), name="ranking_top_3"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant} {self.position}. {self.node_id}"
+
+
+class RankingLink(models.Model):
+    """A one-time link a participant opens (on a phone, without an account) to give their
+    ranking. Only the token's SHA-256 is stored; the link carries its creator's authority."""
+
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="ranking_links"
+    )
+    token_hash = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the token.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(help_text="The link no longer works after this.")
+    used_at = models.DateTimeField(null=True, blank=True, help_text="When the ranking was sent.")
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"ranking link for {self.participant}"
