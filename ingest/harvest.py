@@ -443,6 +443,7 @@ def _after_refusal(run: HarvestRun, client) -> HarvestRun | None:
             f"(HARVEST_MAX_RESTARTS={settings.HARVEST_MAX_RESTARTS})."
         )
     restarted = {**cursor, "url": None, "fresh": True, "depth": 0, "walk_start": None}
+    restarted["last_number"] = None  # a new walk: no page before its first
     _move_cursor(run, expected=run.cursor, cursor=restarted, restarts=restarts)
     return None
 
@@ -484,7 +485,8 @@ def _renamed(run: HarvestRun, owner: str, repo: str, *, requests: int) -> Harves
     """The host names the source's repository otherwise now: record it, and start the listing
     again under the new name (nothing stored is lost; upserts find it under the new name)."""
     source_rename(run.source, owner, repo)
-    _move_cursor(run, expected=run.cursor, cursor={**run.cursor, "url": None}, requests=requests)
+    again = {**run.cursor, "url": None, "last_number": None}
+    _move_cursor(run, expected=run.cursor, cursor=again, requests=requests)
     return None  # the checkpoint moved without a page: the caller reads the run again
 
 

@@ -101,6 +101,12 @@ class Command(BaseCommand):
             except RateLimited as exc:
                 self._wait(run, exc.wait_seconds)
                 continue
+            except KeyboardInterrupt:
+                raise CommandError(
+                    f"interrupted: run {run.pk} keeps its checkpoint; --resume {run.pk} goes on "
+                    "from it, and so does a new harvest of the source (or the sweep, with a "
+                    "worker) once it has shown no sign for JOB_STALE_SECONDS."
+                ) from None
             if not run.is_active:
                 break
         self.stdout.write("")
