@@ -38,15 +38,22 @@ run: setup
 	DEBUG=1 $(BIN)/python manage.py setup_demo
 	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
 
+## Tests run in TEST_WORKERS pytest-xdist processes (one per core here), each with its own test
+## database and Redis db indices (tests/conftest.py); a module's tests that share a module-scoped
+## fixture (a browser, a private cluster) stay in one. TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= 2
+PYTEST_XDIST := -n $(TEST_WORKERS) --dist loadgroup
+
 ## Second command: install, make sure PostgreSQL and Redis run, run the whole suite against them.
 test: setup services
-	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) CACHE_URL=$(CACHE_URL_TEST) $(BIN)/pytest
+	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) CACHE_URL=$(CACHE_URL_TEST) \
+	  $(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 ## The suite without the browser, worker, fault and load tests (markers: tests/conftest.py).
 ## A few minutes; CI (.ci/run) runs the whole `make test`.
 test-fast: setup services
 	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) CACHE_URL=$(CACHE_URL_TEST) \
-	  $(BIN)/pytest -m "not browser and not worker and not fault and not load" $(PYTEST_ARGS)
+	  $(BIN)/pytest $(PYTEST_XDIST) -m "not browser and not worker and not fault and not load" $(PYTEST_ARGS)
 
 ## After changing a translatable string: refresh the catalog, then translate what it marks new.
 messages: setup

@@ -11,12 +11,31 @@ import os
 import shutil
 import socket
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
+import hypothesis
 import pytest
 from django.conf import settings
 
 STUDY = Path(settings.STUDY_DATA_DIR)
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+# ---------------------------------------------------------------- hypothesis profiles
+
+# The fuzz and property tests run a fixed set of examples ("ci", the default: the same examples
+# on every run and machine, no deadline since a loaded 2-core machine is slow at random). A test's
+# own @settings (e.g. max_examples=40) still wins over the profile's. HYPOTHESIS_PROFILE=default
+# (hypothesis' own) draws new examples each run, for a developer hunting bugs. Loaded here, before
+# the test modules are imported: hypothesis fixes a settings object's defaults when it is made.
+hypothesis.settings.register_profile(
+    "ci",
+    max_examples=50,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+)
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def _port_open(host: str, port: int) -> bool:
@@ -75,8 +94,32 @@ def _english():
     translation.deactivate()
 
 
-# Lines a test stores for the run's summary (the fuzzers' request counts, by role).
+# Lines a test stores for the run's summary (the fuzzers' request counts, by role). A test adds
+# them with `summary_line`, as a user property of its report, so they reach the process that
+# prints the summary also when the test ran in a pytest-xdist worker.
 FUZZ_REPORT = pytest.StashKey[list]()
+SUMMARY_PROPERTY = "concord_summary_line"
+
+
+def summary_line(request, line: str) -> None:
+    """Show `line` under "fuzzers' requests" at the end of the run."""
+    request.node.user_properties.append((SUMMARY_PROPERTY, line))
+
+
+_config: pytest.Config | None = None
+
+
+def pytest_configure(config):
+    global _config
+    _config = config
+    config.stash[FUZZ_REPORT] = []
+
+
+def pytest_runtest_logreport(report):
+    """In the controller (or the only process): keep the lines the test's teardown carries."""
+    if report.when == "teardown" and _config is not None:
+        lines = [value for key, value in report.user_properties if key == SUMMARY_PROPERTY]
+        _config.stash[FUZZ_REPORT].extend(lines)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -88,6 +131,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    """With CONCORD_FAIL_ON_SKIP=1, a skipped test fails the run. Under pytest-xdist this is the
+    controller's count, which every worker's reports reach; the workers' own are left alone."""
+    if hasattr(session.config, "workerinput"):
+        return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     skipped = reporter.stats.get("skipped", []) if reporter else []
     if os.environ.get("CONCORD_FAIL_ON_SKIP") == "1" and skipped:
@@ -96,6 +143,47 @@ def pytest_sessionfinish(session, exitstatus):
             red=True,
         )
         session.exitstatus = 1
+
+
+# ---------------------------------------------------------------- pytest-xdist
+
+# `make test` runs the suite in pytest-xdist workers. pytest-django gives each its own test
+# database (suffix _gw0, _gw1 ...); Redis gets the same here: worker N uses the broker and cache
+# db indices of REDIS_URL and CACHE_URL moved up by N times their span, so one worker's
+# cache.clear() (`_fresh_cache`) or queue never meets another's. Set in the controller before each
+# worker starts, since the settings read them once, before any conftest of the worker is loaded.
+REDIS_DATABASES = 16  # redis.conf's default `databases`
+
+
+def _with_db(url: str, index: int) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{index}"))
+
+
+def _db_index(url: str) -> int:
+    return int(urlsplit(url).path.strip("/") or 0)
+
+
+def worker_redis_urls(worker: int, environ=os.environ) -> dict[str, str]:
+    """REDIS_URL and CACHE_URL for xdist worker number `worker` (gw0 keeps the given ones)."""
+    urls = {name: environ[name] for name in ("REDIS_URL", "CACHE_URL") if environ.get(name)}
+    if not urls:
+        return {}
+    indices = [_db_index(url) for url in urls.values()]
+    shift = worker * (max(indices) - min(indices) + 1)
+    if max(indices) + shift >= REDIS_DATABASES:
+        raise pytest.UsageError(
+            f"xdist worker gw{worker} would need Redis db {max(indices) + shift}: Redis has "
+            f"{REDIS_DATABASES} (0-{REDIS_DATABASES - 1}); use fewer workers (-n) or lower "
+            "REDIS_URL/CACHE_URL indices"
+        )
+    return {name: _with_db(url, _db_index(url) + shift) for name, url in urls.items()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config, specs):
+    for worker, spec in enumerate(specs):
+        spec.env.update(worker_redis_urls(worker))
 
 
 # ---------------------------------------------------------------- markers
@@ -154,12 +242,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         marks = {"browser"} if BROWSER_TESTS in Path(item.path).parents else set()
         functions = [getattr(item, "function", None)]
+        shared = False  # uses a fixture made once for the module (a browser, a private cluster)
         for fixturedefs in item._fixtureinfo.name2fixturedefs.values():
             functions += [d.func for d in fixturedefs if d.func.__module__.startswith("tests")]
+            shared |= any(d.scope in {"module", "class", "package"} for d in fixturedefs)
         for function in filter(None, functions):
             marks |= _needs(function)
         for mark in sorted(marks - {m.name for m in item.iter_markers()}):
             item.add_marker(mark)
+        if shared:
+            # Under `--dist loadgroup` (make test) the module's tests stay in one xdist worker,
+            # which makes its module-scoped fixture once; other tests go wherever a worker is free.
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 # ---------------------------------------------------------------- data

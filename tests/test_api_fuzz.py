@@ -24,7 +24,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
 from annotation.models import Project
-from tests.conftest import FUZZ_REPORT
+from tests.conftest import summary_line
 from tests.factories import UserFactory
 
 # No 5xx; documented answers match their schema and content type. Refusals (400/403/404/409)
@@ -63,9 +63,10 @@ def role(request, api_schema, settings):
         counter[name] = 0
     yield name
     operations = sum(1 for _ in api_schema.get_all_operations())
-    request.config.stash.setdefault(FUZZ_REPORT, []).append(
+    summary_line(
+        request,
         f"API fuzz as {name}: {REQUESTS[name]} requests over {operations} operations, "
-        f"{SERVER_ERRORS[name]} answered 5xx, {THROTTLED[name]} answered 429"
+        f"{SERVER_ERRORS[name]} answered 5xx, {THROTTLED[name]} answered 429",
     )
     assert REQUESTS[name] >= operations, f"the API fuzzer sent {REQUESTS[name]} requests as {name}"
     assert not THROTTLED[name], f"{THROTTLED[name]} requests as {name} were throttled"

@@ -29,7 +29,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Item, Stage
-from tests.conftest import FUZZ_REPORT
+from tests.conftest import summary_line
 from tests.factories import IssueFactory
 from tests.test_role_matrix import ALLOWED, RULES, role_world
 
@@ -302,12 +302,12 @@ def test_every_form_and_query_parameter_survives_hostile_values(fuzz_objects, re
             add_form(found, form)
         client.logout()
         seconds[role] = time.monotonic() - started
-    report = request.config.stash.setdefault(FUZZ_REPORT, [])
     for role in ROLES:
-        report.append(
+        summary_line(
+            request,
             f"form fuzz as {role}: {tally.requests[role]} requests "
             f"(floor {floor(role)}), {tally.server_errors[role]} answered 5xx, "
-            f"{seconds[role]:.0f} s"
+            f"{seconds[role]:.0f} s",
         )
     print(
         f"\nform fuzz: {sum(tally.requests.values())} requests, {len(tally.failures)} answered "
