@@ -96,7 +96,7 @@ def _issue_ids(refs: list[IssueRef]) -> dict[IssueRef, int]:
 def insert_rows(
     model: type[models.Model],
     fields: Sequence[str],
-    rows: Sequence[tuple[int | float | str | dict | None, ...]],
+    rows: Sequence[tuple[int | float | str | dict | list | None, ...]],
     *,
     ignore_conflicts: bool = False,
 ) -> None:
@@ -106,7 +106,7 @@ def insert_rows(
     On PostgreSQL (psycopg2) the rows go through COPY into a temporary table and one
     INSERT ... SELECT: at study scale (~300k labels) bulk_create's per-object work and huge
     VALUES statements took most of an import. Elsewhere (SQLite demo) it is bulk_create.
-    Values must be int, float, str, dict (for a JSONField) or None.
+    Values must be int, float, bool, str, dict or list (for a JSONField) or None.
     """
     if not rows:
         return
@@ -163,16 +163,20 @@ def _can_copy() -> bool:
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
-def _copy_cell(value: int | float | str | dict | None) -> str:
+def _copy_cell(value: int | float | str | dict | list | None) -> str:
     if value is None:
         return "\\N"
     if isinstance(value, str):
         return value.translate(_COPY_ESCAPES)
-    if isinstance(value, dict):  # a JSONField's value
+    if isinstance(value, dict | list):  # a JSONField's value
         return json.dumps(value).translate(_COPY_ESCAPES)
+    if isinstance(value, bool):
+        return "t" if value else "f"
     if isinstance(value, int | float) and not isinstance(value, bool):
         return repr(value)
-    raise TypeError(f"insert_rows takes int, float, str, dict or None, not {type(value).__name__}")
+    raise TypeError(
+        f"insert_rows takes int, float, bool, str, dict, list or None, not {type(value).__name__}"
+    )
 
 
 def _copy_text(fields: Sequence[models.Field], rows: Sequence[tuple]) -> io.StringIO:

@@ -26,18 +26,27 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from annotation.gate import Write, gate
-from annotation.models import Item, PackageFile, PackageKind, PackageLine, Project
+from annotation.models import (
+    Annotation,
+    Item,
+    PackageFile,
+    PackageKind,
+    PackageLine,
+    Project,
+    Resolution,
+)
 from annotation.package.reading import PackageContents, PackageEntry
 from annotation.projects.importers import MAX_REPORTED, ImportFailed, study_labels_import_bytes
 from annotation.projects.settings import project_create, project_update
 from annotation.reporting.exports import study_table
 from annotation.reporting.package import package_options, package_row
+from concord.db import refresh_planner_statistics_on_commit
 from concord.errors import ConcordError, Conflict, RowError, utf8_text
 from concord.file_layout import Layout, csv_record, csv_records, decoded, physical_lines
 from ingest.issue_refs import BadIssueUrl, parse_issue_url
 from ingest.keywords import parse_filter_keywords
-from ingest.models import KeywordSet
-from ingest.services import issues_ensure
+from ingest.models import Issue, KeywordSet
+from ingest.services import insert_rows, issues_ensure
 from taxonomy.models import Level, Taxonomy
 
 BATCH = 5000
@@ -104,11 +113,15 @@ def package_import(*, project: Project, actor, contents: PackageContents) -> Pac
                 }
             )
         if not errors:
-            _record_label_files(project, contents.of_kind(PackageKind.LABELS), errors)
-            _record_year_lists(project, contents.of_kind(PackageKind.YEAR_LIST), report, errors)
+            items = _Items(project)
+            _record_label_files(project, items, contents.of_kind(PackageKind.LABELS))
+            years = contents.of_kind(PackageKind.YEAR_LIST)
+            _record_year_lists(project, items, years, report, errors)
             _keep_carried(project, contents.of_kind(PackageKind.CARRIED), report, errors)
         if errors:
             raise PackageFailed(errors)
+        for model in (Issue, Item, Annotation, Resolution, PackageLine):  # thousands of new rows
+            refresh_planner_statistics_on_commit(model)
     return report
 
 
@@ -128,21 +141,43 @@ def _match_k(project: Project, actor, entries: list[PackageEntry], report, error
         report.notes.append(_("k set to %(k)d, the label files' Label columns.") % {"k": k})
 
 
-def _items_by_url(project: Project, urls: list[str]) -> dict[str, int]:
-    """Item id of each URL the project holds (URLs as written; unreadable ones left out)."""
-    refs = {}
-    for url in dict.fromkeys(urls):
-        try:
-            refs[url] = parse_issue_url(url)
-        except BadIssueUrl:
-            continue
-    issue_of = issues_ensure(refs.values())
-    item_of_issue = dict(project.items.values_list("issue_id", "pk"))
-    return {
-        url: item_of_issue[issue_of[ref]]
-        for url, ref in refs.items()
-        if issue_of[ref] in item_of_issue
-    }
+class _Items:
+    """The project's items, read once: by the URLs of a file as written, and their issues'
+    URLs as Concord spells them."""
+
+    def __init__(self, project: Project) -> None:
+        rows = Item.objects.filter(project=project).values_list("pk", "issue_id", "issue__url")
+        self.of_issue: dict[int, int] = {}
+        self.url_of: dict[int, str] = {}
+        for pk, issue, url in rows.iterator(chunk_size=BATCH):
+            self.of_issue[issue] = pk
+            self.url_of[pk] = url
+        self.of_url = {url: pk for pk, url in self.url_of.items()}
+
+    def by_url(self, urls: list[str]) -> dict[str, int]:
+        """Item id of each URL the project holds (unreadable URLs left out). A URL spelled as
+        Concord spells it is found at once; another spelling goes through its issue."""
+        found = {url: self.of_url[url] for url in urls if url in self.of_url}
+        refs = {}
+        for url in dict.fromkeys(u for u in urls if u not in found):
+            try:
+                refs[url] = parse_issue_url(url)
+            except BadIssueUrl:
+                continue
+        issue_of = issues_ensure(refs.values())
+        found.update(
+            (url, self.of_issue[issue_of[ref]])
+            for url, ref in refs.items()
+            if issue_of[ref] in self.of_issue
+        )
+        return found
+
+
+LINE_FIELDS = ("file_id", "position", "item_id", "repeat", "raw", "cells")
+
+
+def _line(file: PackageFile, position: int, item=None, repeat=False, raw="", cells=None) -> tuple:
+    return (file.pk, position, item, repeat, raw, cells)
 
 
 def _new_file(project: Project, entry: PackageEntry, layout: Layout, **extra) -> PackageFile:
@@ -162,48 +197,45 @@ def _ended(raw: str, newline: str) -> str:
     return raw if raw.endswith(("\n", "\r")) else raw + newline
 
 
-def _record_label_files(project: Project, entries: list[PackageEntry], errors) -> None:
+def _record_label_files(project: Project, items: _Items, entries: list[PackageEntry]) -> None:
     """A PackageLine per record, in order; its text is kept where the export would write the
-    item otherwise (compared with the export's own rendering, study_table)."""
+    item otherwise (compared with the export's own rendering, study_table). The files were read
+    by the label importer already: they decode and parse."""
     header, table = study_table(project, package_options(project))
     row_of = dict(table)
-    url_of = dict(Item.objects.filter(project=project).values_list("pk", "issue__url"))
     for entry in entries:
         layout, text = decoded(entry.data, entry.path)
         records = list(csv_records(text))
-        items = _items_by_url(project, [cells[0].strip() for _, cells in records[1:] if cells])
+        item_of = items.by_url([cells[0].strip() for _, cells in records[1:] if cells])
         file = _new_file(project, entry, layout)
-        lines, seen = [], set()
+        lines: list[tuple] = []
+        seen: set[int] = set()
         for position, (raw, cells) in enumerate(records):
             raw = _ended(raw, layout.newline)
-            item = items.get(cells[0].strip()) if position and cells else None
+            item = item_of.get(cells[0].strip()) if position and cells else None
             if position == 0:
                 now = header
             elif item is None:
-                lines.append(PackageLine(file=file, position=position, raw=raw))
+                lines.append(_line(file, position, raw=raw))
                 continue
             else:
-                now = package_row(row_of, item, url_of[item], header)
+                now = package_row(row_of, item, items.url_of[item], header)
             repeat = item is not None and item in seen
-            seen.add(item)
+            if item is not None:
+                seen.add(item)
             kept = repeat or raw != csv_record(now, layout.newline)
-            lines.append(
-                PackageLine(
-                    file=file,
-                    position=position,
-                    item_id=item,
-                    repeat=repeat,
-                    raw=raw if kept else "",
-                    cells=now if kept else None,
-                )
-            )
-        PackageLine.objects.bulk_create(lines, batch_size=BATCH)
+            if kept:
+                lines.append(_line(file, position, item, repeat, raw, now))
+            else:
+                lines.append(_line(file, position, item))
+        insert_rows(PackageLine, LINE_FIELDS, lines)
 
 
-def _record_year_lists(project: Project, entries, report: PackageReport, errors) -> None:
+def _record_year_lists(
+    project: Project, items: _Items, entries, report: PackageReport, errors
+) -> None:
     """A PackageLine per line: the issue's year is the list's; an issue listed again (here or
     in an earlier list) is recorded as a repeat and reported."""
-    url_of = dict(Item.objects.filter(project=project).values_list("pk", "issue__url"))
     first: dict[int, str] = {}
     for entry in entries:
         try:
@@ -212,15 +244,16 @@ def _record_year_lists(project: Project, entries, report: PackageReport, errors)
             errors.append(exc)
             continue
         lines = [_ended(line, layout.newline) for line in physical_lines(text)]
-        items = _items_by_url(project, [line.strip() for line in lines])
+        item_of = items.by_url([line.strip() for line in lines])
         file = _new_file(project, entry, layout, year=entry.year)
-        records, repeats = [], []
+        records: list[tuple] = []
+        repeats = []
         for number, line in enumerate(lines, start=1):
             url = line.strip()
             if not url:
-                records.append(PackageLine(file=file, position=number, raw=line))
+                records.append(_line(file, number, raw=line))
                 continue
-            item = items.get(url)
+            item = item_of.get(url)
             if item is None:
                 errors.append(RowError(entry.path, number, None, _year_list_problem(url)))
                 continue
@@ -229,18 +262,12 @@ def _record_year_lists(project: Project, entries, report: PackageReport, errors)
                 repeats.append({"line": number, "first": first[item]})
             else:
                 first[item] = f"{entry.path}:{number}"
-            kept = line != url_of[item] + layout.newline
-            records.append(
-                PackageLine(
-                    file=file,
-                    position=number,
-                    item_id=item,
-                    repeat=repeat,
-                    raw=line if kept else "",
-                    cells=[url_of[item]] if kept else None,
-                )
-            )
-        PackageLine.objects.bulk_create(records, batch_size=BATCH)
+            url_now = items.url_of[item]
+            if line != url_now + layout.newline:
+                records.append(_line(file, number, item, repeat, line, [url_now]))
+            else:
+                records.append(_line(file, number, item, repeat))
+        insert_rows(PackageLine, LINE_FIELDS, records)
         report.files.append(
             {
                 "path": entry.path,

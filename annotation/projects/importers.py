@@ -247,12 +247,14 @@ def _write(
         fetch = sorted(issue_ids.values())
         transaction.on_commit(lambda: details_request(fetch))
     issue_of_row = [issue_ids[row.ref] for row in rows]
-    old_items = dict(project.items.values_list("issue_id", "pk"))
+    # only the file's own items: files imported one after another (a replication package's
+    # dozens) would otherwise read the whole project's labels again for each file
+    old_items = dict(project.items.filter(issue_id__in=issue_of_row).values_list("issue_id", "pk"))
     created = _create_items(project, rows, issue_of_row, old_items, name)
     item_of_row = [old_items.get(i) or created.by_issue[i] for i in issue_of_row]
-    existing = _existing_labels(project)
+    existing = _existing_labels(list(old_items.values()))
     resolved = dict(
-        Resolution.objects.filter(item__project=project).values_list("item_id", "node_id")
+        Resolution.objects.filter(item_id__in=old_items.values()).values_list("item_id", "node_id")
     )
 
     errors: list[RowError] = []
@@ -465,8 +467,9 @@ def _placeholder(project: Project, column: int, name: str):
     return user
 
 
-def _existing_labels(project: Project) -> dict[tuple[int, int], int]:
-    rows = Annotation.objects.filter(item__project=project).values_list(
+def _existing_labels(item_ids: list[int]) -> dict[tuple[int, int], int]:
+    """(item, volunteer) -> node of the labels the items hold already."""
+    rows = Annotation.objects.filter(item_id__in=item_ids).values_list(
         "item_id", "volunteer_id", "node_id"
     )
     return {(i, v): n for i, v, n in rows.iterator(chunk_size=BATCH)}

@@ -32,8 +32,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce, ExtractYear
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet
+from django.db.models.functions import ExtractYear
 
 from annotation.models import (
     Annotation,
@@ -397,14 +397,20 @@ def _instant(moment: datetime | None) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds")[:-6] + "Z"
 
 
-def with_study_year(items: QuerySet[Item]) -> QuerySet[Item]:
-    """`items` with `year`: the year of the first yearly list of a replication package that lists
-    the item (the study's own filing: a Gitee issue opened on 31 December in UTC may be filed
-    under the next year, in Beijing time), else the year the tracker says it was created, else
-    None."""
-    listed = PackageLine.objects.filter(item=OuterRef("pk"), file__kind=PackageKind.YEAR_LIST)
-    first = listed.order_by("file__year").values("file__year")[:1]
-    return items.annotate(year=Coalesce(Subquery(first), ExtractYear("issue__created_at")))
+def study_years(items: QuerySet[Item]) -> Iterator[tuple[str, str, str, int | None, int]]:
+    """How many of `items` each repository has per year (host, owner, repo, year, n): an item's
+    year is that of the first yearly list of a replication package listing it (the study's own
+    filing: a Gitee issue opened on 31 December in UTC may be filed under the next year, in
+    Beijing time), else the year its tracker says it was created (None if unknown). Two
+    aggregate queries: the first listings (one per item, PackageLine.repeat false), and the
+    items no list holds."""
+    repo = ("issue__host", "issue__owner", "issue__repo")
+    first = PackageLine.objects.filter(file__kind=PackageKind.YEAR_LIST, repeat=False)
+    listed = first.filter(item__in=items).values_list(*(f"item__{r}" for r in repo), "file__year")
+    unlisted = items.exclude(Exists(first.filter(item=OuterRef("pk"))))
+    created = unlisted.annotate(year=ExtractYear("issue__created_at")).values_list(*repo, "year")
+    yield from listed.annotate(n=Count("pk")).order_by()
+    yield from created.annotate(n=Count("pk")).order_by()
 
 
 def _study_items(items: QuerySet[Item]) -> QuerySet[Item]:
@@ -539,7 +545,7 @@ UNKNOWN_YEAR = "Year_Unknown"
 
 def repository_rows(project: Project, options: ExportOptions) -> Iterator[list]:
     """Per repository, like the study's Table I: issues (items not excluded in screening) by
-    year (with_study_year: a package's yearly list, else the tracker's date), one column per
+    year (study_years: a package's yearly list, else the tracker's date), one column per
     year present (plus Year_Unknown for issues imported without either); final labels by type
     (one column per type of the taxonomy, headed by its name); how many items were screened (a
     screening vote, or excluded), how many excluded, the false-positive rate excluded /
@@ -553,8 +559,7 @@ def repository_rows(project: Project, options: ExportOptions) -> Iterator[list]:
         lambda: _RepositoryCounts(Counter(), Counter())
     )
 
-    years = with_study_year(kept).values_list(*repo, "year")
-    for *key, year, n in years.annotate(n=Count("pk")).order_by():
+    for *key, year, n in study_years(kept):
         counts[tuple(key)].by_year[UNKNOWN_YEAR if year is None else str(year)] += n
         counts[tuple(key)].issues += n
 

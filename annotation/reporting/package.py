@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.db.models.functions import ExtractYear
+
 from annotation.models import ExportFormat, Item, PackageFile, PackageKind, PackageLine, Project
 from annotation.reporting.agreement import project_agreement
 from annotation.reporting.exports import (
@@ -38,7 +40,6 @@ from annotation.reporting.exports import (
     export_options,
     repository_rows,
     study_table,
-    with_study_year,
 )
 from concord.errors import ConcordError
 from concord.file_layout import Layout, csv_record, laid_out
@@ -199,7 +200,7 @@ def _year_lists(
     taken: set[str],
 ) -> list[_File]:
     """The recorded yearly lists, then the issues of the study rows no list holds, by
-    repository and year (with_study_year); an issue of unknown year is in no list."""
+    repository and the year their tracker gives; an issue of unknown year is in no list."""
     out: list[_File] = []
     by_path: dict[str, _File] = {}
     listed: set[int] = set()
@@ -214,8 +215,9 @@ def _year_lists(
         out.append(f)
         by_path[f.path] = f
     missing = [pk for pk in row_of if pk not in listed]
-    dated = with_study_year(Item.objects.filter(project=project, pk__in=missing))
-    years = dict(dated.values_list("pk", "year"))  # type: ignore[misc]  # annotated by the helper
+    # no list holds them: the year their tracker gives (exports.study_years' rule)
+    dated = Item.objects.filter(project=project, issue__created_at__isnull=False)
+    years = dict(dated.values_list("pk", ExtractYear("issue__created_at")))
     taken = taken | set(by_path)
     for pk in missing:
         if years.get(pk) is None:
