@@ -397,7 +397,7 @@ def _instant(moment: datetime | None) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds")[:-6] + "Z"
 
 
-def study_years(items: QuerySet[Item]) -> Iterator[tuple[str, str, str, int | None, int]]:
+def study_years(items: QuerySet[Item]) -> Iterator[tuple]:
     """How many of `items` each repository has per year (host, owner, repo, year, n): an item's
     year is that of the first yearly list of a replication package listing it (the study's own
     filing: a Gitee issue opened on 31 December in UTC may be filed under the next year, in
@@ -559,9 +559,9 @@ def repository_rows(project: Project, options: ExportOptions) -> Iterator[list]:
         lambda: _RepositoryCounts(Counter(), Counter())
     )
 
-    for *key, year, n in study_years(kept):
-        counts[tuple(key)].by_year[UNKNOWN_YEAR if year is None else str(year)] += n
-        counts[tuple(key)].issues += n
+    for *repository, year, n in study_years(kept):
+        counts[tuple(repository)].by_year[UNKNOWN_YEAR if year is None else str(year)] += n
+        counts[tuple(repository)].issues += n
 
     types = project_nodes(project, live=False).filter(level=Level.TYPE).order_by("position", "code")
     type_names = dict(types.values_list("code", "name"))
