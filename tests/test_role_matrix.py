@@ -103,6 +103,12 @@ RULES: dict[str, Rule] = {
     "triangulation": Rule("lead", kwargs="project"),
     "triangulation-csv": Rule("lead", kwargs="project"),
     "api-triangulation": Rule("lead", kwargs="project"),
+    "interview-participant": Rule("lead", kwargs="participant"),
+    "interview-rankings-import": Rule("lead", method="post", kwargs="project"),
+    "api-participant-ranking": Rule("lead", kwargs="participant"),
+    "api-rankings-import": Rule("lead", method="post", kwargs="project"),
+    # a participant's one-time ranking link is public: they need no account
+    "ranking-link": Rule("public", kwargs="ranking_link"),
     # near-duplicate issues (annotation/duplicates/): the lead's queue, pairs and index; an item's
     # duplicates for every member (volunteers see only revealed ones: tests/test_blindness.py)
     "duplicates": Rule("lead", kwargs="project"),
@@ -323,6 +329,15 @@ def package_import(project) -> int:
     return PackageImport.objects.create(project=project, name="package.zip", status="done").pk
 
 
+def interview_participant(project, creator) -> tuple[int, str]:
+    """Participant U1 of the project and a one-time ranking link for them (its token)."""
+    from annotation.interviews.priorities import ranking_link_create
+    from taxonomy.interviews.models import Participant
+
+    participant = Participant.objects.create(project=project, code="U1", kind="user")
+    return participant.pk, ranking_link_create(participant=participant, creator=creator)[1]
+
+
 def interview_import(project) -> int:
     from taxonomy.interviews.models import InterviewImportJob
 
@@ -394,6 +409,9 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
         "staff": UserFactory(username="site-admin", is_staff=True, is_superuser=True),
     }
     objects["candidate"] = {"slug": project.slug, "item_id": handed_candidate(project, people)}
+    participant, ranking_token = interview_participant(project, personas["lead"])
+    objects["participant"] = {"slug": project.slug, "pk": participant}
+    objects["ranking_link"] = {"token": ranking_token}
     return objects, people
 
 

@@ -274,6 +274,9 @@ def build_world(personas, project, settings, tmp_path) -> World:
         IssueFactory(number=number, source=source)
     _invitation, token = invitation_create(project=project, inviter=people["admin"])
     slug = project.slug
+    from tests.test_role_matrix import interview_participant
+
+    participant, ranking_token = interview_participant(project, people["lead"])
     targets = {
         "project": {"slug": slug},
         "open_item": {"slug": slug, "item_id": open_item.pk},
@@ -287,6 +290,8 @@ def build_world(personas, project, settings, tmp_path) -> World:
         "membership": {"slug": slug, "pk": project.memberships.get(user=volunteer_c).pk},
         "project_node": {"pk": own_node.pk},
         "invitation": {"token": token},
+        "participant": {"slug": slug, "pk": participant},
+        "ranking_link": {"token": ranking_token},
         "pair": duplicate_pair(project),
     }
     ids = {"source": source.pk, "open_item": open_item.pk, "candidate": candidate.pk}
@@ -354,6 +359,13 @@ def with_interviews(body: Body) -> Callable[[World, Any], Body]:
         return body
 
     return payload
+
+
+RANKINGS = b"Participant,Rank,Category\nU1,1,C.4\nU1,2,C.9\n"
+
+
+def rankings_file() -> SimpleUploadedFile:
+    return SimpleUploadedFile("rankings.csv", RANKINGS, content_type="text/csv")
 
 
 def label_file() -> SimpleUploadedFile:
@@ -542,6 +554,21 @@ WRITES: dict[tuple[str, str], Entry] = {
     ("api-duplicate-index", "post"): Entry("project", fixed(NONE), Write.DUPLICATES),
     ("not-duplicate", "post"): Entry("pair", fixed(NONE), Write.DUPLICATES),
     ("api-not-duplicate", "post"): Entry("pair", fixed(NONE), Write.DUPLICATES),
+    # practitioner priorities: leads fill them in or import them; a participant's one-time
+    # link (public: no account) carries its creator's authority
+    ("interview-participant", "post"): Entry(
+        "participant", fixed(form(action="save", **{"rank-C-1": "C.4"})), Write.INTERVIEWS
+    ),
+    ("api-participant-ranking", "put"): Entry(
+        "participant", fixed(js({"ranking": {"C": ["C.4"]}})), Write.INTERVIEWS
+    ),
+    ("interview-rankings-import", "post"): Entry(
+        "project", lambda w, u: form(rankings=rankings_file()), Write.INTERVIEWS
+    ),
+    ("api-rankings-import", "post"): Entry(
+        "project", lambda w, u: form(rankings=rankings_file()), Write.INTERVIEWS
+    ),
+    ("ranking-link", "post"): Entry("ranking_link", fixed(form(**{"rank-C-1": "C.4"})), None),
     # exports (they read the project; the job row is theirs)
     ("project-exports", "post"): Entry("project", fixed(form(format="study")), Write.EXPORT),
     ("api-project-export-jobs", "post"): Entry(
@@ -679,6 +706,8 @@ READS_ANY_METHOD = {
     "interview-quotes",
     "triangulation",
     "triangulation-csv",
+    "interview-participant",
+    "ranking-link",
     "duplicates",
     "duplicate-compare",
     # pages whose POST is in WRITES; their other methods read

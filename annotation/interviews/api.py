@@ -20,13 +20,14 @@ from annotation.interviews.jobs import (
     interview_import_progress,
     interview_import_queue,
 )
+from annotation.interviews.priorities import participant_rankings, ranking_save, rankings_import
 from annotation.interviews.selectors import QuoteFilters, project_quotes
 from annotation.interviews.services import InterviewFile, unresolved_code_map
 from annotation.interviews.triangulation import project_triangulation, triangulation_json
 from annotation.jobs import JobProgressOut
 from annotation.models import Role
 from concord.errors import ErrorOut, NotFound
-from taxonomy.interviews.models import InterviewImportJob, ParticipantKind, Quote
+from taxonomy.interviews.models import InterviewImportJob, Participant, ParticipantKind, Quote
 
 
 class InterviewFilesIn(serializers.Serializer):
@@ -177,3 +178,59 @@ class TriangulationApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.LEAD)
         return Response(triangulation_json(project_triangulation(project)))
+
+
+class RankingIn(serializers.Serializer):
+    ranking = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField(max_length=30), max_length=3),
+        help_text='Issue type code -> theme codes, first place first: {"C": ["C.4", "C.9"]}.',
+    )
+
+
+class ParticipantRankingApi(APIView):
+    """GET a participant's ranking; PUT replaces it for the issue types sent. Leads and
+    admins."""
+
+    @extend_schema(responses=RankingIn)
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        participant = _participant(request, slug, pk)
+        return Response({"ranking": participant_rankings(participant)})
+
+    @extend_schema(request=RankingIn, responses={200: RankingIn, 400: ErrorOut})
+    def put(self, request: Request, slug: str, pk: int) -> Response:
+        participant = _participant(request, slug, pk)
+        data = validated(RankingIn, request.data)
+        ranking_save(participant=participant, actor=request.user, choices=data["ranking"])
+        return Response({"ranking": participant_rankings(participant)})
+
+
+def _participant(request: Request, slug: str, pk: int) -> Participant:
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    participant = Participant.objects.filter(project=project, pk=pk).first()
+    if participant is None:
+        raise NotFound(_("No such participant in this project."))
+    return participant
+
+
+class RankingsFileIn(serializers.Serializer):
+    rankings = serializers.FileField(help_text="Participant,Rank,Category (CSV).")
+
+
+class RankingsImportApi(APIView):
+    """Import rankings from a CSV (`Participant,Rank,Category`): all-or-nothing, problems by
+    line and column. Leads and admins."""
+
+    parser_classes = [MultiPartParser]
+    max_body_bytes = MAX_FILE_BYTES
+
+    @extend_schema(
+        request={"multipart/form-data": RankingsFileIn},
+        responses={200: serializers.DictField(), 400: ErrorOut},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = access_project(request.user, slug, at_least=Role.LEAD)
+        upload = validated(RankingsFileIn, request.data)["rankings"]
+        n = rankings_import(
+            project=project, actor=request.user, data=upload.read(), name=upload.name
+        )
+        return Response({"places": n})

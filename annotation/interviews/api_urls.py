@@ -30,4 +30,14 @@ urlpatterns = [
         api.TriangulationApi.as_view(),
         name="api-triangulation",
     ),
+    path(
+        "projects/<slug:slug>/interviews/participants/<int:pk>/ranking/",
+        api.ParticipantRankingApi.as_view(),
+        name="api-participant-ranking",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/rankings/",
+        api.RankingsImportApi.as_view(),
+        name="api-rankings-import",
+    ),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from taxonomy.interviews.models import ParticipantKind
+from taxonomy.interviews.models import TOP, ParticipantKind
 
 
 class InterviewFilesForm(forms.Form):
@@ -49,4 +49,45 @@ class QuoteFilterForm(forms.Form):
         required=False,
         max_length=200,
         widget=forms.TextInput(attrs={"list": "frameworks"}),
+    )
+
+
+class RankingForm(forms.Form):
+    """Top 3 categories per issue type: one choice per place, blank allowed. Built from the
+    project's types and themes (annotation.interviews.priorities.ranking_choices)."""
+
+    def __init__(self, *args, choices, initial_ranking=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        initial_ranking = initial_ranking or {}
+        self.types = []
+        for group in choices:
+            options = [("", "—"), *((t.code, f"{t.code} {t.name}") for t in group.themes)]
+            names = []
+            for position in range(1, TOP + 1):
+                name = f"rank-{group.type.code}-{position}"
+                ranked = initial_ranking.get(group.type.code, [])
+                self.fields[name] = forms.ChoiceField(
+                    label=_("%(type)s, place %(n)d") % {"type": group.type.name, "n": position},
+                    choices=options,
+                    required=False,
+                    initial=ranked[position - 1] if position <= len(ranked) else "",
+                )
+                names.append(name)
+            self.types.append((group.type, [self[n] for n in names]))
+
+    def ranking(self) -> dict[str, list[str]]:
+        """type code -> the chosen theme codes, best first (blank places left out)."""
+        out: dict[str, list[str]] = {}
+        for type_node, bound in self.types:
+            out[type_node.code] = [
+                self.cleaned_data[b.name] for b in bound if self.cleaned_data[b.name]
+            ]
+        return out
+
+
+class RankingsFileForm(forms.Form):
+    rankings = forms.FileField(
+        label=_("Rankings (CSV)"),
+        help_text=_("Participant,Rank,Category: each participant's top 3 per issue type."),
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv,text/csv"}),
     )

@@ -60,7 +60,9 @@ def project_quotes(project: Project, filters: QuoteFilters) -> QuerySet[Quote]:
 def project_participants(project: Project) -> QuerySet[Participant]:
     return (
         Participant.objects.filter(project=project)
-        .annotate(quote_count=Count("quotes"))
+        .annotate(
+            quote_count=Count("quotes", distinct=True), ranked=Count("rankings", distinct=True)
+        )
         .order_by("-kind", "pk")
     )
 

@@ -36,4 +36,15 @@ urlpatterns = [
         views.triangulation_csv_download,
         name="triangulation-csv",
     ),
+    path(
+        "projects/<slug:slug>/interviews/participants/<int:pk>/",
+        views.participant_page,
+        name="interview-participant",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/rankings/",
+        views.rankings_import_page,
+        name="interview-rankings-import",
+    ),
+    path("rank/<str:token>/", views.ranking_link_page, name="ranking-link"),
 ]

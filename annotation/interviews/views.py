@@ -11,13 +11,29 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.access import access_project
 from annotation.gate import Write, may_write
-from annotation.interviews.forms import CodeMapForm, InterviewFilesForm, QuoteFilterForm
+from annotation.interviews.forms import (
+    CodeMapForm,
+    InterviewFilesForm,
+    QuoteFilterForm,
+    RankingForm,
+    RankingsFileForm,
+)
 from annotation.interviews.jobs import interview_import_progress, interview_import_queue
+from annotation.interviews.priorities import (
+    participant_rankings,
+    ranking_choices,
+    ranking_link_create,
+    ranking_link_valid,
+    ranking_save,
+    ranking_submit,
+    rankings_import,
+)
 from annotation.interviews.selectors import (
     QuoteFilters,
     project_frameworks,
@@ -32,10 +48,11 @@ from annotation.interviews.triangulation import (
     triangulation_csv,
 )
 from annotation.models import Role
+from annotation.projects.importers import ImportFailed
 from annotation.rendering import markdown_to_html
 from concord.errors import ConcordError
 from concord.tasks import NOT_SENT
-from taxonomy.interviews.models import InterviewGuide, InterviewImportJob, Quote
+from taxonomy.interviews.models import InterviewGuide, InterviewImportJob, Participant, Quote
 
 JOBS_SHOWN = 20
 QUOTES_PER_PAGE = 20
@@ -52,6 +69,7 @@ def interviews_page(request, slug: str):
         "guide": guide,
         "guide_html": markdown_to_html(guide.text) if guide else "",
         "may_write": may_write(request.user, project, Write.INTERVIEWS),
+        "rankings_form": RankingsFileForm(),
     }
     return render(request, "interviews/overview.html", context)
 
@@ -154,3 +172,86 @@ def triangulation_csv_download(request, slug: str):
     )
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-triangulation.csv"'
     return response
+
+
+# ---------------------------------------------------------------- practitioner priorities
+
+
+@login_required
+def participant_page(request, slug: str, pk: int):
+    """A participant: background, quotes, and their ranking (a lead fills it in, or makes a
+    one-time link the participant opens on their phone)."""
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    participant = get_object_or_404(Participant, project=project, pk=pk)
+    choices = ranking_choices(project)
+    form = RankingForm(
+        request.POST or None, choices=choices, initial_ranking=participant_rankings(participant)
+    )
+    link = ""
+    if request.method == "POST" and request.POST.get("action") == "link":
+        try:
+            _link, token = ranking_link_create(participant=participant, creator=request.user)
+        except ConcordError as exc:
+            messages.error(request, exc.message)
+        else:
+            link = request.build_absolute_uri(reverse("ranking-link", args=[token]))
+    elif request.method == "POST" and form.is_valid():
+        try:
+            ranking_save(participant=participant, actor=request.user, choices=form.ranking())
+        except ConcordError as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.success(
+                request, _("The ranking of %(code)s is saved.") % {"code": participant.code}
+            )
+            return redirect("interview-participant", slug=project.slug, pk=participant.pk)
+    context = {
+        "project": project,
+        "participant": participant,
+        "quotes": project_quotes(project, QuoteFilters()).filter(participant=participant),
+        "form": form,
+        "link": link,
+        "may_write": may_write(request.user, project, Write.INTERVIEWS),
+    }
+    return render(request, "interviews/participant.html", context)
+
+
+def ranking_link_page(request, token: str):
+    """The participant's own ranking form, opened from a one-time link: no account needed. It
+    says nothing of the project beyond its categories."""
+    try:
+        link = ranking_link_valid(token)
+    except ConcordError as exc:
+        return render(request, "interviews/ranking_link.html", {"refusal": exc.message}, status=410)
+    form = RankingForm(request.POST or None, choices=ranking_choices(link.participant.project))
+    if request.method == "POST" and form.is_valid():
+        try:
+            ranking_submit(token=token, choices=form.ranking())
+        except ConcordError as exc:
+            form.add_error(None, exc.message)
+        else:
+            return render(request, "interviews/ranking_link.html", {"thanks": True})
+    return render(request, "interviews/ranking_link.html", {"form": form})
+
+
+@login_required
+@require_POST
+def rankings_import_page(request, slug: str):
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    form = RankingsFileForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, _("Choose a rankings CSV file."))
+        return redirect("interviews", slug=project.slug)
+    upload = form.cleaned_data["rankings"]
+    try:
+        n = rankings_import(
+            project=project, actor=request.user, data=upload.read(), name=upload.name
+        )
+    except ImportFailed as exc:
+        for error in exc.errors[:20]:
+            messages.error(request, str(error))
+    except ConcordError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, _("%(n)d ranked places imported.") % {"n": n})
+    return redirect("interviews", slug=project.slug)
