@@ -4,8 +4,11 @@ import json
 
 from django.core.management import call_command
 
+from annotation.interviews.triangulation import project_triangulation
 from annotation.models import Item, Membership, Project, Stage
 from ingest.models import KeywordMatch
+from taxonomy.interviews.models import Participant
+from taxonomy.models import Level
 
 
 def test_setup_demo_twice_gives_one_demo_with_work_for_every_role(db, settings, tmp_path, capsys):
@@ -27,6 +30,13 @@ def test_setup_demo_twice_gives_one_demo_with_work_for_every_role(db, settings, 
     assert "18 new demo issues" in first
     assert "0 new demo issues" in again
     assert KeywordMatch.objects.filter(issue__items__project=project).exists()
+    assert "19 participants (11 users, 8 developers)" in first
+    assert "19 participants (11 users, 8 developers)" in again
+    assert Participant.objects.filter(project=project).count() == 19
+    themes = project.taxonomy.nodes.filter(level=Level.THEME).values_list("code", flat=True)
+    report = project_triangulation(project)
+    assert sorted(r.code for r in report.themes) == sorted(themes)
+    assert report.total_issues > 0
     expect_chinese_gitee_issues(demo)
 
     passwords = json.loads((tmp_path / "demo-credentials.json").read_text())

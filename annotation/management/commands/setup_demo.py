@@ -6,6 +6,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from annotation.gate import OPERATOR
+from annotation.interviews.services import InterviewFile, interviews_import
 from annotation.models import Membership, Project, Role
 from annotation.projects.demo import demo_items_load
 from annotation.projects.importers import study_labels_import
@@ -17,6 +19,11 @@ DEMO_LABELS = "Megatron-LM.csv"
 # Issues written for the walkthrough: English on GitHub, Chinese on Gitee (the study's Gitee
 # trackers, MindSpore's mindformers and Ascend's MindSpeed, are written in Chinese).
 DEMO_ISSUE_FILES = ("issues.json", "issues-zh.json")
+DEMO_INTERVIEWS = {
+    "codebook": "CodeBook.csv",
+    "background": "Interviewee Background.xlsx",
+    "guideline": "Interview GuideLine.md",
+}
 DEMO_ACCOUNTS = [
     ("demo-admin", Role.ADMIN),
     ("demo-lead", Role.LEAD),
@@ -72,10 +79,25 @@ class Command(BaseCommand):
             f"  and {added} new demo issues (some in Chinese, on a Gitee tracker) to screen and "
             f"label, one disputed for the lead; {project.items.count()} items in all."
         )
+        self._interviews(project, data / "interviews")
         self.stdout.write("Demo accounts (sign in at http://127.0.0.1:8000/):")
         for username, role in DEMO_ACCOUNTS:
             label = str(role.label)  # lazy (translatable): format the text, not the proxy
             self.stdout.write(f"  {label:<15} {username:<18} password: {passwords[username]}")
+
+    def _interviews(self, project: Project, folder) -> None:
+        """The study's interviews, for the Interviews pages and the triangulation (importing
+        them again changes nothing)."""
+        files = {
+            part: InterviewFile(name, (folder / name).read_bytes())
+            for part, name in DEMO_INTERVIEWS.items()
+        }
+        report = interviews_import(project=project, actor=OPERATOR, **files)
+        self.stdout.write(
+            f"  and the study's interviews: {report.participants} participants ({report.users} "
+            f"users, {report.developers} developers), {report.quotes} quotes, {report.links} "
+            f"links ({len(report.unresolved)} to codes the taxonomy lacks, for the lead to map)."
+        )
 
     def _accounts(self, project: Project) -> dict[str, str]:
         """Create the demo users once; passwords are random and kept in var/, never in the repo."""
