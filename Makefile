@@ -78,6 +78,8 @@ bench: setup services
 	  $(BIN)/python -m tests.bench.reports
 	DATABASE_URL=$${BENCH_ITEM_IMPORTS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_item_imports} \
 	  $(BIN)/python -m tests.bench.item_imports
+	DATABASE_URL=$${BENCH_DUPLICATES_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_duplicates} \
+	  $(BIN)/python -m tests.bench.duplicates
 	DATABASE_URL=$${BENCH_PACKAGE_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_package} \
 	  $(BIN)/python -m tests.bench.package
 	$(MAKE) bench-capacity

@@ -11,8 +11,9 @@ threshold-dependent misses, and at the study's scale (38,742 reports) it takes s
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,8 +46,7 @@ def similar_pairs(reports: Sequence[Report], threshold: float = DEFAULT_THRESHOL
     boilerplate (what was left out of the comparison)."""
     boilerplate = learn_boilerplate(reports)
     empty = Boilerplate(frozenset(), frozenset())
-    counts = [report_terms(r, boilerplate.get(r.tracker, empty)) for r in reports]
-    matrix, rare = _tfidf(counts)
+    matrix, rare = _tfidf(report_terms(r, boilerplate.get(r.tracker, empty)) for r in reports)
     keys = np.fromiter((r.key for r in reports), dtype=np.int64, count=len(reports))
     pairs = [
         Pair(int(min(keys[i], keys[j])), int(max(keys[i], keys[j])), float(s))
@@ -55,20 +55,23 @@ def similar_pairs(reports: Sequence[Report], threshold: float = DEFAULT_THRESHOL
     return Found(pairs=pairs, boilerplate=boilerplate)
 
 
-def _tfidf(counts: list[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarray]:
-    """Rows: reports, L2-normalised sublinear-tf x idf; and a mask of the rare columns."""
-    vocabulary: dict[str, int] = {}
-    indptr, indices, tfs = [0], [], []
+def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """Rows: reports, L2-normalised sublinear-tf x idf; and a mask of the rare columns. Terms are
+    held as their hashes, in compact arrays, one report's counts at a time: a vocabulary of
+    strings and a Counter per report took most of a study-scale build's memory. (A collision of
+    two terms' hashes merges two rare terms; at 64 bits it does not happen in practice.)"""
+    indptr, columns, tfs = array("q", [0]), array("q"), array("f")
     for doc in counts:
         for term, n in doc.items():
-            indices.append(vocabulary.setdefault(term, len(vocabulary)))
+            columns.append(hash(term))
             tfs.append(1 + math.log(n))
-        indptr.append(len(indices))
-    shape = (len(counts), len(vocabulary))
-    matrix = sparse.csr_matrix(
-        (np.asarray(tfs, dtype=np.float32), np.asarray(indices, dtype=np.int32), indptr),
-        shape=shape,
-    )
+        indptr.append(len(columns))
+    hashes = np.frombuffer(columns, dtype=np.int64)
+    distinct, indices = np.unique(hashes, return_inverse=True)
+    shape = (len(indptr) - 1, len(distinct))
+    rows = np.frombuffer(indptr, dtype=np.int64)
+    data = np.frombuffer(tfs, dtype=np.float32)
+    matrix = sparse.csr_matrix((data, indices.astype(np.int32), rows), shape=shape)
     df = np.bincount(matrix.indices, minlength=shape[1])
     idf = np.log((shape[0] + 1) / (df + 1)).astype(np.float32) + 1
     matrix = matrix @ sparse.diags(idf)
