@@ -14,6 +14,15 @@ def reading_chinese() -> bool:
     return (translation.get_language() or "").lower().startswith("zh")
 
 
+def bilingual_name(name: str, name_zh: str) -> str:
+    """The name a reader sees: in the Chinese interface the Chinese name with the English
+    beside it (the study's names stay the reference), else the English. For a node, or a
+    name and its Chinese read together from the database."""
+    if name_zh and reading_chinese():
+        return f"{name_zh} · {name}"
+    return name
+
+
 class Level(models.TextChoices):
     TYPE = "type", _("Type")
     THEME = "theme", _("Theme")
@@ -93,11 +102,7 @@ class Node(models.Model):
 
     @property
     def shown_name(self) -> str:
-        """The name a reader sees: in the Chinese interface the Chinese name with the English
-        beside it (the study's names stay the reference), else the English."""
-        if self.name_zh and reading_chinese():
-            return f"{self.name_zh} · {self.name}"
-        return self.name
+        return bilingual_name(self.name, self.name_zh)
 
     @property
     def shown_definition(self) -> str:

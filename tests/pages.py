@@ -4,6 +4,8 @@ test-client ones, so a new page is checked by both without being added anywhere.
 
 from __future__ import annotations
 
+import re
+
 from django.urls import reverse
 
 from tests.test_role_matrix import ALLOWED, RULES, url_names
@@ -15,6 +17,7 @@ NOT_PAGES = {
     "project-report-chart",
     "project-agreement-chart",
 }
+FILE = re.compile(r"\.[a-z]+$")  # a URL ending in a file name (triangulation.csv) is a download
 # Pages that need a query to show something: the items carrying two given labels.
 QUERIES = {"project-reports-items": "?a=C.1&b=C.2&level=theme"}
 
@@ -30,4 +33,4 @@ def pages_for(person: str, objects: dict, *, public: bool = False) -> list[str]:
         and person in ALLOWED[RULES[name].least]
         and (public or RULES[name].least != "public")
     )
-    return [url for url in urls if not url.startswith("/api/")]
+    return [url for url in urls if not url.startswith("/api/") and not FILE.search(url)]

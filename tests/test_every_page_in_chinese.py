@@ -42,7 +42,7 @@ NAMES = {
     "ZIP",
     "Excel",
     "Markdown",
-    "UTF-8",
+    "UTF",
     "BOM",
     "Cohen",
     "Fleiss",
@@ -78,12 +78,18 @@ DATA_TAGS = {"script", "style", "code", "kbd", "textarea", "pre"}
 DATA_CLASSES = {"markdown"}
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 SHOWN_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt")
-WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019]*(?:-[A-Za-z]+)*")
+# Words of two letters or more: a single letter is notation (k labels, n=80, Table I).
+WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019]+(?:-[A-Za-z]+)*")
+# Elements inside a line of text: their words are read with the line's (a title with its
+# matched keywords marked is one title).
+INLINE = {"a", "abbr", "b", "bdi", "em", "i", "label", "mark", "small", "span", "strong", "time"}
 # Shown as written, not words: links and paths, file names, identifiers (column and setting
 # names such as Issue_URL, Label7, GITHUB_TOKEN), ISO weeks, and a value cut short ("Dep...").
 CODES = re.compile(
     r"(?:https?:/)?/[\w/.?=&#%*-]*"
-    r"|[\w.*-]+\.(?:csv|zip|jsonl?|txt|xlsx|svg|png)\b"
+    r"|[\w.*/-]+\.(?:csv|zip|jsonl?|txt|xlsx|svg|png)\b"
+    r"|\b[\w.-]+/[\w.*-]+"  # owner/repo, Asia/Shanghai
+    r"|<[\w ]+>"  # a placeholder: <repo>, <framework>
     r"|\b\w*[_\d]\w*\b"
     r"|\b\d{4}-W\d{2}\b"
 )
@@ -97,8 +103,21 @@ class ShownText(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.open: list[bool] = []  # for each open element: is it (inside) data?
         self.texts: list[str] = []
+        self.line: list[str] = []  # the text read since the last block element
+
+    def end_line(self) -> None:
+        text = " ".join("".join(self.line).split())
+        if text:
+            self.texts.append(text)
+        self.line = []
+
+    def close(self) -> None:
+        super().close()
+        self.end_line()
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag not in INLINE:
+            self.end_line()
         attributes = dict(attrs)
         data = bool(self.open and self.open[-1]) or self.is_data(tag, attributes)
         if not data:
@@ -109,12 +128,14 @@ class ShownText(HTMLParser):
             self.open.append(data)
 
     def handle_endtag(self, tag: str) -> None:
+        if tag not in INLINE:
+            self.end_line()
         if tag not in VOID and self.open:
             self.open.pop()
 
     def handle_data(self, data: str) -> None:
-        if not (self.open and self.open[-1]) and data.strip():
-            self.texts.append(" ".join(data.split()))
+        if not (self.open and self.open[-1]):
+            self.line.append(data)
 
     @staticmethod
     def is_data(tag: str, attributes: dict) -> bool:
@@ -187,6 +208,7 @@ def english_left(text: str, data: dict[str, list[str]]) -> list[str]:
 def untranslated_on(html: str, data: dict[str, list[str]]) -> list[str]:
     parser = ShownText()
     parser.feed(html)
+    parser.close()
     return [text for text in parser.texts if english_left(text, data)]
 
 
@@ -212,3 +234,19 @@ def test_every_page_reads_in_chinese(client, data_world, person):
     assert not problems, f"English shown to {person} in the Chinese interface:\n" + "\n".join(
         dict.fromkeys(problems)
     )
+
+
+def test_the_welcome_after_signing_up_through_an_invitation_is_in_chinese(
+    client, personas, project
+):
+    from annotation.projects.members import invitation_create
+
+    token = invitation_create(project=project, inviter=personas["admin"])[1]
+    form = {
+        "username": "xiaoming",
+        "email": "xiaoming@example.org",
+        "password1": "Lantern-Quiet-9481",
+        "password2": "Lantern-Quiet-9481",
+    }
+    page = client.post(f"/join/{token}/", form, headers=CHINESE, follow=True)
+    assert f"欢迎加入 {project.name}" in page.text

@@ -210,18 +210,12 @@ class TaxonomyUploadForm(forms.Form):
     )
     tree = forms.FileField(
         label=_("Taxonomy CSV"),
-        help_text=_(
-            "Columns code, level, parent, name (optional: study_name, description, name_zh, "
-            "definition_zh)."
-        ),
+        help_text=_("The tree, a row per category (its columns are below)."),
     )
     details = MultipleFileField(
         label=_("Detail files"),
         required=False,
-        help_text=_(
-            "Optional, columns rootcause, subcategory, symptoms (the symptoms, intents and "
-            "expectations)."
-        ),
+        help_text=_("Optional: the study's details of each sub-theme (columns below)."),
     )
 
 

@@ -42,7 +42,7 @@ from annotation.reporting.agreement import (
 )
 from concord.input_checks import ascii_digits
 from taxonomy import agreement
-from taxonomy.models import Level
+from taxonomy.models import Level, bilingual_name
 from taxonomy.selectors import taxonomy_lineage
 
 LEVELS = tuple(Level.values)  # type, theme, subtheme: depth 1, 2, 3
@@ -219,7 +219,12 @@ def project_dashboard(project: Project) -> Dashboard:
 class Category:
     code: str
     name: str
+    name_zh: str
     items: int  # items with at least one label in this category
+
+    @property
+    def shown_name(self) -> str:
+        return bilingual_name(self.name, self.name_zh)
 
 
 @dataclass(frozen=True)
@@ -263,11 +268,11 @@ def project_confusion(project: Project, *, level: str = Level.THEME) -> Confusio
     categories_used = [c for c, kept in zip(matrix.categories, in_use, strict=True) if kept]
     present = (matrix.counts[:, in_use] > 0).astype(np.int64)
     together = present.T @ present  # [i, j]: items with a label in i and one in j
-    names = dict(project.taxonomy.nodes.values_list("code", "name"))
-    categories = [
-        Category(code, names.get(code, ""), int(together[i, i]))
-        for i, code in enumerate(categories_used)
-    ]
+    names = names_by_code(project.taxonomy.nodes.all())
+    categories = []
+    for i, code in enumerate(categories_used):
+        name, name_zh = names.get(code, ("", ""))
+        categories.append(Category(code, name, name_zh, int(together[i, i])))
     pairs = [
         Pair(categories[i], categories[j], int(together[i, j]))
         for i, j in zip(*np.triu_indices(len(categories), k=1), strict=True)
@@ -335,7 +340,12 @@ def labels_of(items: list[Item]) -> dict[int, list[str]]:
 class Tally:
     code: str
     name: str
+    name_zh: str
     items: int
+
+    @property
+    def shown_name(self) -> str:
+        return bilingual_name(self.name, self.name_zh)
 
 
 @dataclass(frozen=True)
@@ -366,6 +376,11 @@ def merged_repeats_by_repository(items: QuerySet[Item]) -> dict[tuple[str, str, 
     return {(host, owner, repo): n for host, owner, repo, n in rows}
 
 
+def names_by_code(nodes: QuerySet) -> dict[str, tuple[str, str]]:
+    """code -> (English name, Chinese name or ""), for tables that show bilingual_name."""
+    return {code: (name, zh) for code, name, zh in nodes.values_list("code", "name", "name_zh")}
+
+
 def project_distribution(project: Project) -> Distribution:
     """Final labels per type, per theme and per repository x type: one aggregate query."""
     lineage = taxonomy_lineage(project.taxonomy)
@@ -389,13 +404,13 @@ def project_distribution(project: Project) -> Distribution:
         .filter(level__in=[Level.TYPE, Level.THEME])
         .order_by("position", "code")
     )
-    names = {code: name for code, name, _ in nodes.values_list("code", "name", "level")}
-    types = [c for c, _, lv in nodes.values_list("code", "name", "level") if lv == Level.TYPE]
+    names = names_by_code(nodes)
+    types = [c for c, lv in nodes.values_list("code", "level") if lv == Level.TYPE]
     themes = sorted(per_theme, key=lambda c: (-per_theme[c], c))
     return Distribution(
         total=sum(per_type.values()),
-        by_type=[Tally(c, names[c], per_type.get(c, 0)) for c in types],
-        by_theme=[Tally(c, names.get(c, ""), per_theme[c]) for c in themes],
+        by_type=[Tally(c, *names[c], per_type.get(c, 0)) for c in types],
+        by_theme=[Tally(c, *names.get(c, ("", "")), per_theme[c]) for c in themes],
         by_repository=[
             RepositoryCounts(repo, {c: counts.get(c, 0) for c in types}, sum(counts.values()))
             for repo, counts in sorted(per_repo.items(), key=lambda kv: kv[0].lower())

@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from annotation.access import access_project
+from annotation.duplicates.selectors import duplicates_by_repository
 from annotation.models import Project, Role
 from annotation.reporting.agreement import GROUPINGS, project_agreement
 from annotation.reporting.charts import (
@@ -35,6 +36,7 @@ from annotation.reporting.reports import (
     iso_week,
     items_with_pair,
     labels_of,
+    names_by_code,
     pair_level,
     project_confusion,
     project_dashboard,
@@ -49,7 +51,7 @@ from annotation.reporting.stats import (
 )
 from annotation.reporting.words import band_name, level_name
 from taxonomy.agreement import LANDIS_KOCH_BANDS
-from taxonomy.models import Level
+from taxonomy.models import Level, bilingual_name
 
 ITEMS_PER_PAGE = 50
 CI = "95%"  # a placeholder in the captions: a bare "%" would read as a format directive
@@ -216,7 +218,11 @@ def distribution_context(project: Project, params: QueryDict) -> dict:
             ),
         ),
     ]
-    return {"distribution": distribution, "charts": {c.name: c for c in charts}}
+    return {
+        "distribution": distribution,
+        "charts": {c.name: c for c in charts},
+        "duplicates": duplicates_by_repository(project),  # near-duplicate issues (#29)
+    }
 
 
 def volunteers_context(project: Project, params: QueryDict) -> dict:
@@ -376,11 +382,11 @@ def report_items(request, slug: str):
     )
     items = list(page.object_list)
     labels = labels_of(items)
-    names = dict(project.taxonomy.nodes.filter(code__in=[a, b]).values_list("code", "name"))
+    names = names_by_code(project.taxonomy.nodes.filter(code__in=[a, b]))
     context.update(
         level=level,
-        name_a=names.get(a, ""),
-        name_b=names.get(b, ""),
+        name_a=bilingual_name(*names.get(a, ("", ""))),
+        name_b=bilingual_name(*names.get(b, ("", ""))),
         page=page,
         rows=[(item, labels.get(item.pk, [])) for item in items],
         pair_query=urlencode({"a": a, "b": b}),

@@ -289,3 +289,26 @@ def test_import_applies_the_rule_live_labeling_does(project, tmp_path):
     # importing the same file again changes nothing and records nothing
     study_labels_import(project=project, path=path)
     assert AuditEvent.objects.filter(item__project=project).count() == 4
+
+
+def test_a_file_of_issue_urls_alone_makes_items_to_label_and_says_their_text_is_missing(
+    project, personas, client, tmp_path
+):
+    """The README's "a file of the Issue_URL column alone": items without labels, whose text
+    Concord has not fetched; the labeling page says so instead of "(no description)"."""
+    project.screening_enabled = False
+    project.save()
+    path = tmp_path / "urls.csv"
+    path.write_text(
+        "Issue_URL\n"
+        "https://github.com/NVIDIA/Megatron-LM/issues/9\n"
+        "https://gitee.com/ascend/MindSpeed/issues/I9K135\n"
+    )
+    report = study_labels_import(project=project, path=path)
+    assert (report.items_created, report.annotations_created) == (2, 0)
+    assert set(project.items.values_list("stage", flat=True)) == {Stage.OPEN}
+
+    client.force_login(personas["volunteer_a"])
+    page = client.get(f"/projects/{project.slug}/label/").text
+    assert "holds only this issue&#x27;s address" in page
+    assert '<p class="hint">(no description)</p>' not in page
