@@ -357,12 +357,13 @@ def _where_next(
     if _shifted(cursor, page):  # an item before this page went away: re-walk what moved up
         pages_back = -(-(cursor["total"] - (page.total or 0)) // PER_PAGE)
         depth = max(cursor.get("depth", 0) - pages_back, 0)
-        return client.page_back(url, pages_back) or next_url, False, {"depth": depth}
-    boundary = _numbers_missing(client, cursor, page)
+        moves = {"depth": depth, "last_number": None}  # stepping back: nothing to follow on
+        return client.page_back(url, pages_back) or next_url, False, moves
+    boundary = _moved_up(client, cursor, page)
     if boundary is not None and (back := client.page_back(url, 1)) is not None:
         depth = max(cursor.get("depth", 0) - 1, 0)
         return back, False, {"depth": depth, "rechecked": boundary, "last_number": None}
-    last = page.items[-1].number if page.items and client.numbers_in_sequence else None
+    last = page.items[-1].number if page.items else None
     return next_url, ends, {"last_number": last}
 
 
@@ -397,23 +398,17 @@ def _shifted(cursor: dict, page: Page) -> bool:
     return page.total is not None and before is not None and page.total < before
 
 
-def _numbers_missing(client, cursor: dict, page: Page) -> list[str] | None:
-    """[last number of the page before, first of this one] when numbers are missing between them
-    and that boundary was not read again already, else None.
-
-    GitHub numbers issues and pull requests in one sequence as they are created, and the REST
-    listing holds both, newest first: a page's first number follows the last of the page before
-    unless issues went away in between. Those deleted before the run leave a gap for good; one
-    deleted during it moved the issues after it up a place, and the first of this page into the
-    page before, already read. Reading that page again (once per boundary) tells them apart."""
+def _moved_up(client, cursor: dict, page: Page) -> list[str] | None:
+    """[last number of the page before, first of this one] when this page does not follow on
+    from the page before (client.page_follows) and that boundary was not read again already,
+    else None. Numbered pages shift when an issue before them goes away: the next one moves up
+    into the page already read. Reading that page again (once per boundary) finds it; a gap
+    that stays (older deletions) costs those two requests."""
     last = cursor.get("last_number")
-    if not (client.numbers_in_sequence and last and page.items and not page.not_modified):
+    if not (last and page.items and not page.not_modified) or client.page_follows(last, page):
         return None
-    first = page.items[0].number
-    boundary = [last, first]
-    if int(first) >= int(last) - 1 or cursor.get("rechecked") == boundary:
-        return None
-    return boundary
+    boundary = [last, page.items[0].number]
+    return None if cursor.get("rechecked") == boundary else boundary
 
 
 def _ends_phase(source: Source, page: Page, cached: PageValidator | None, phase: str) -> bool:

@@ -260,9 +260,6 @@ class ForgeClient:
     rate limits turned into RateLimited. Subclasses say how their host words limits and errors."""
 
     host = ""  # 'github' or 'gitee': whose naming rules apply to owner and repository names
-    # Issue numbers given in one sequence as issues are created, every one in the listing (see
-    # harvest._numbers_missing): GitHub's REST listing, where pull requests share the sequence.
-    numbers_in_sequence = False
 
     def __init__(
         self,
@@ -473,6 +470,12 @@ class ForgeClient:
     def _page(self, url: str, etag: str | None, parse: Callable[[dict], object], kind: str) -> Page:
         """One page of a listing of `kind` ("issue" or "comment"), its items parsed."""
         raise NotImplementedError
+
+    @staticmethod
+    def page_follows(last: str, page: Page) -> bool:
+        """Whether `page` follows on from a page whose last issue was number `last` with nothing
+        between them (see harvest._moved_up); hosts whose pages cannot shift say so always."""
+        return True
 
     @staticmethod
     def page_back(url: str, pages: int) -> str | None:

@@ -84,6 +84,12 @@ class GiteeClient(ForgeClient):
     def page_back(url: str, pages: int) -> str:
         return page_back(url, pages)
 
+    @staticmethod
+    def page_follows(last: str, page: Page) -> bool:
+        """Pages of issues overlap (see _overlapping_next): the next holds the last of the page
+        before, unless more issues went away before it than they overlap by."""
+        return any(record.number == last for record in page.items)
+
     def _page(self, url: str, etag: str | None, parse, kind: str) -> Page:
         response = self.get(url, etag=etag)
         rate = self.rate(response)
@@ -91,13 +97,19 @@ class GiteeClient(ForgeClient):
             return Page(url=url, not_modified=True, etag=etag, rate=rate)
         items = page_items(response, url, parse, kind)
         total_pages = _int_header(response, "total_page")
+        total = _int_header(response, "total_count")
+        next_url = (
+            _overlapping_next(url, len(items), total)
+            if kind == "issue"
+            else _next_page_url(url, len(items), total_pages)
+        )
         return Page(
             url=url,
             items=items,
-            next_url=_next_page_url(url, len(items), total_pages),
+            next_url=next_url,
             etag=response.headers.get("etag"),
             rate=rate,
-            total=_int_header(response, "total_count"),
+            total=total,
             host_date=http_date(response.headers.get("date")),
         )
 
@@ -113,6 +125,25 @@ def page_back(url: str, pages: int) -> str:
 def _int_header(response, name: str) -> int | None:
     value = response.headers.get(name)
     return int(value) if value and ascii_digits(value) else None
+
+
+def _overlapping_next(url: str, count: int, total: int | None) -> str | None:
+    """The next page of issues, overlapping this one by a few: Gitee numbers pages, so an issue
+    deleted before them moves every later one up a place, and one that comes in further down
+    keeps `total_count` as it was. Asking for the next page from a little before this one ended
+    (a page size of 90 to 100 whose multiple falls there) finds the issue that moved up; when
+    more went away than the pages overlap by, the last one read is not on the next page and the
+    harvest reads the page before again (harvest._moved_up)."""
+    parts = urlsplit(url)
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    per_page = int(query.get("per_page", "20"))
+    end = (int(query.get("page", "1")) - 1) * per_page + count  # offset after this page
+    if count == 0 or count < per_page or (total is not None and end >= total):
+        return None
+    # at least two back: one issue gone before leaves the last one read on the next page
+    start, size = max(((end - 2) // size * size, size) for size in range(90, PER_PAGE + 1))
+    query["page"], query["per_page"] = str(start // size + 1), str(size)
+    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 def _next_page_url(url: str, count: int, total_pages: int | None) -> str | None:

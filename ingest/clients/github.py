@@ -29,7 +29,14 @@ API_VERSION = "2022-11-28"
 
 class GitHubClient(ForgeClient):
     host = "github"
-    numbers_in_sequence = True
+
+    @staticmethod
+    def page_follows(last: str, page: Page) -> bool:
+        """GitHub numbers issues and pull requests in one sequence as they are created, and the
+        REST listing holds both, newest first: the first number follows the last of the page
+        before, unless issues went away between them (deleted before the run, for good, or
+        during it: the next one moved up into the page before)."""
+        return int(page.items[0].number) >= int(last) - 1
 
     @staticmethod
     def page_back(url: str, pages: int) -> str | None:

@@ -77,7 +77,10 @@ query ConcordIssueComments($owner: String!, $name: String!, $number: Int!, $afte
 class GitHubGraphQLClient(GitHubClient):
     """Issues with their comments, a hundred a request; REST (the parent) for everything else."""
 
-    numbers_in_sequence = False  # its pages are cursors (named by an item): nothing shifts
+    # Its pages are cursors (named by an item, not a position): nothing shifts.
+    @staticmethod
+    def page_follows(last: str, page: Page) -> bool:
+        return True
 
     @staticmethod
     def page_back(url: str, pages: int) -> str | None:

@@ -375,3 +375,22 @@ def test_a_re_run_with_nothing_changed_downloads_no_comment_page_again(db, forge
     assert run.status == RunStatus.DONE
     assert [r["status"] for r in forge.requests] == [304] * run.requests
     assert run.requests == run.pages_unchanged == 4 + 8  # issue pages, comment pages
+
+
+def test_a_gitee_deletion_and_a_transfer_in_that_keep_the_total_lose_nothing(db, forge):
+    """Gitee's `total_count` stays the same (one issue gone before the page being read, one come
+    in further down): consecutive pages overlap, so the issue that moved up is on the next."""
+    tracker, issues, notes = serve(forge, "gitee", n_issues=350)
+    newest = max(issues, key=lambda i: i["created_at"])
+    oldest = min(issues, key=lambda i: i["created_at"])
+    came_in = dict(oldest, number="IZZZZZ", id=oldest["id"] + 10**6, title="transferred in")
+    after = [i for i in issues if i is not newest] + [came_in]
+    forge.on_request = {2: lambda: forge.add_gitee_repo("vllm-project", "vllm", after, notes)}
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues) + 1  # the deleted one was stored before it went
+    pages = [r["query"] for r in forge.requests if r["path"].endswith("/issues")]
+    assert len(pages) == 4  # overlapping by a few issues, still four pages for 351
+    assert {p["per_page"] for p in pages[1:]} <= {str(n) for n in range(90, 101)}
