@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from annotation.access import has_role
 from annotation.models import (
@@ -103,3 +103,34 @@ def pair_of(project: Project, a_id: int, b_id: int) -> DuplicatePair | None:
         .select_related("item_a__issue", "item_b__issue")
         .first()
     )
+
+
+@dataclass(frozen=True)
+class RepositoryDuplicates:
+    repository: str  # owner/repo
+    items: int  # items with a standing near-duplicate
+    inconsistent: int  # pairs (by their older item's repository) whose final labels differ
+
+
+def duplicates_by_repository(project: Project) -> list[RepositoryDuplicates]:
+    """Per repository, the items that have a near-duplicate and the pairs whose final labels
+    differ (Reports' repository table): two aggregate queries."""
+    ends = pairs_standing(project).values_list("item_a_id", "item_b_id")
+    items = {item for pair in ends for item in pair}
+    by_repo = (
+        Item.objects.filter(pk__in=items)
+        .values_list("issue__owner", "issue__repo")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    differ = (
+        pairs_inconsistent(project)
+        .values_list("item_a__issue__owner", "item_a__issue__repo")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    inconsistent = {f"{o}/{r}": n for o, r, n in differ}
+    rows = [
+        RepositoryDuplicates(f"{o}/{r}", n, inconsistent.get(f"{o}/{r}", 0)) for o, r, n in by_repo
+    ]
+    return sorted(rows, key=lambda row: row.repository.lower())

@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from annotation.access import access_project
+from annotation.duplicates.selectors import duplicates_by_repository
 from annotation.models import Project, Role
 from annotation.reporting.agreement import GROUPINGS, project_agreement
 from annotation.reporting.charts import (
@@ -217,7 +218,11 @@ def distribution_context(project: Project, params: QueryDict) -> dict:
             ),
         ),
     ]
-    return {"distribution": distribution, "charts": {c.name: c for c in charts}}
+    return {
+        "distribution": distribution,
+        "charts": {c.name: c for c in charts},
+        "duplicates": duplicates_by_repository(project),  # near-duplicate issues (#29)
+    }
 
 
 def volunteers_context(project: Project, params: QueryDict) -> dict:

@@ -295,3 +295,11 @@ def test_an_archived_projects_index_is_not_rebuilt_on_request(client, project, p
     assert response.status_code == 409
     assert not DuplicateIndex.objects.filter(project=project).exists()
     assert OPERATOR  # the operator's builds are refused alike (gate policy, test_write_gate)
+
+
+def test_reports_count_duplicates_per_repository(client, project, personas, inconsistent):
+    client.force_login(personas["lead"])
+    page = client.get(reverse("project-reports-distribution", args=[project.slug]))
+    rows = [(r.repository, r.items, r.inconsistent) for r in page.context["duplicates"]]
+    assert rows == [("NVIDIA/Megatron-LM", 2, 1)]
+    assert 'id="near-duplicates-table"' in page.content.decode()
