@@ -303,3 +303,19 @@ def test_reports_count_duplicates_per_repository(client, project, personas, inco
     rows = [(r.repository, r.items, r.inconsistent) for r in page.context["duplicates"]]
     assert rows == [("NVIDIA/Megatron-LM", 2, 1)]
     assert 'id="near-duplicates-table"' in page.content.decode()
+
+
+def test_the_project_page_says_when_an_added_item_repeats_one_already_there(
+    client, project, personas
+):
+    item_with(project, "OOM with sequence parallel", OOM)
+    build(project)
+    item_with(project, "Sequence parallel OOM", OOM_AGAIN)  # arrives after the index was built
+    build(project)
+    client.force_login(personas["admin"])
+    page = client.get(reverse("project-detail", args=[project.slug])).content.decode()
+    assert 'id="intake-repeats"' in page
+    assert "1 added item repeats one already here" in page
+    client.force_login(personas["volunteer_a"])
+    page = client.get(reverse("project-detail", args=[project.slug])).content.decode()
+    assert 'id="duplicate-facts"' not in page
