@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,6 +17,9 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import requests
 import urllib3
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from concord.input_checks import ascii_digits
 from ingest.issue_refs import (
@@ -285,6 +291,8 @@ class ForgeClient:
         self.sleep = sleep
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = USER_AGENT
+        for scheme in ("http://", "https://"):
+            self.session.mount(scheme, _WatchedAdapter())
         self.requests_made = 0
         self.host_offset = timedelta(0)  # the host's clock minus ours, from its `Date` headers
 
@@ -360,24 +368,33 @@ class ForgeClient:
         timeout bounds each read of the socket, not the whole: a host trickling a byte at a time
         would hold the harvest for good."""
         deadline = time.monotonic() + self.request_seconds
-        response = self.session.request(
-            method,
-            url,
-            headers=headers,
-            json=body,
-            timeout=min(self.timeout, self.request_seconds),
-            allow_redirects=False,
-            stream=True,
+        too_slow = AnswerTooSlow(
+            f"no whole answer within {self.request_seconds:g} s from {url} (the host kept "
+            "sending it slowly)"
         )
-        chunks = []
-        while chunk := response.raw.read1(READ_CHUNK, decode_content=True):
-            chunks.append(chunk)
-            if time.monotonic() > deadline:
-                response.close()
-                raise AnswerTooSlow(
-                    f"no whole answer within {self.request_seconds:g} s from {url} (the host "
-                    "kept sending it slowly)"
+        with _cut_off_after(self.request_seconds) as watch:
+            try:
+                response = self.session.request(
+                    method,
+                    url,
+                    headers=headers,
+                    json=body,
+                    timeout=min(self.timeout, self.request_seconds),
+                    allow_redirects=False,
+                    stream=True,
                 )
+                chunks = []
+                while chunk := response.raw.read1(READ_CHUNK, decode_content=True):
+                    chunks.append(chunk)
+                    if time.monotonic() > deadline:
+                        response.close()
+                        raise too_slow
+            except TRANSIENT_ERRORS:
+                if watch.cut:
+                    raise too_slow from None
+                raise
+            if watch.cut:  # cut off after the last byte came: not to be trusted whole
+                raise too_slow
         # Read to its end, the connection is back in the pool for the next request.
         response._content = b"".join(chunks)
         response._content_consumed = True  # type: ignore[attr-defined]
@@ -521,6 +538,77 @@ def _message(response: requests.Response) -> str:
     except ValueError:
         return response.text[:200].strip() or response.reason
     return str(body.get("message", body))[:300] if isinstance(body, dict) else str(body)[:300]
+
+
+# The connections a request of this thread is using (see _cut_off_after).
+_in_use = threading.local()
+
+
+class _Watch:
+    """The connections one request used, and whether the deadline cut them off."""
+
+    def __init__(self) -> None:
+        self.connections: list[HTTPConnection] = []
+        self.cut = False
+
+    def cut_off(self) -> None:
+        self.cut = True
+        for connection in self.connections:
+            sock = connection.sock
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+
+@contextmanager
+def _cut_off_after(seconds: float) -> Iterator[_Watch]:
+    """Shut the request's connection down when `seconds` have passed, however the host sends
+    (a byte of the headers at a time included): a blocked read then ends at once."""
+    watch = _Watch()
+    _in_use.watch = watch
+    timer = threading.Timer(seconds, watch.cut_off)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield watch
+    finally:
+        timer.cancel()
+        _in_use.watch = None
+
+
+class _WatchedConnection(HTTPConnection):
+    def request(self, *args, **kwargs) -> None:
+        watch = getattr(_in_use, "watch", None)
+        if watch is not None:
+            watch.connections.append(self)
+        super().request(*args, **kwargs)
+
+
+class _WatchedHTTPSConnection(HTTPSConnection):
+    def request(self, *args, **kwargs) -> None:
+        watch = getattr(_in_use, "watch", None)
+        if watch is not None:
+            watch.connections.append(self)
+        super().request(*args, **kwargs)
+
+
+class _WatchedPool(HTTPConnectionPool):
+    ConnectionCls = _WatchedConnection
+
+
+class _WatchedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+class _WatchedAdapter(HTTPAdapter):
+    """requests' adapter whose connections a request's deadline can cut off."""
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": _WatchedPool,
+            "https": _WatchedHTTPSPool,
+        }
 
 
 def _transient_problem(response: requests.Response) -> str | None:

@@ -288,6 +288,14 @@ class _Collection:
             self._views[key] = found
         return found
 
+    def updated_since(self, since: int) -> _View:
+        """The listing by update time, oldest first, from `since` on: a tail of that order,
+        found by bisection (filtering every item anew for each `since` would make the fake, not
+        the harvester, what a benchmark measures)."""
+        base = self._order("updated", False)
+        start = bisect.bisect_left(base.keys, (since,))
+        return _View(base.indices[start:], base.keys[start:])
+
     def _order(self, sort: str, descending: bool) -> _View:
         found = self._orders.get((sort, descending))
         if found is None:
@@ -505,7 +513,10 @@ class _GithubApi:
             def keep(i: int) -> bool:
                 return updated[i] >= since
 
-        view = repo.comments.view(sort, direction == "desc", (since,), keep)
+        if since is not None and (sort, direction) == ("updated", "asc"):
+            view = repo.comments.updated_since(since)  # a harvest asks one `since` a page
+        else:
+            view = repo.comments.view(sort, direction == "desc", (since,), keep)
         base = f"{self.forge.github_api}/repositories/{repo.repo_id}/issues/comments"
         limit = self.forge.comments_page_limit
         return self._page(req, repo.comments, view, base, cursors=False, page_limit=limit)
@@ -845,7 +856,10 @@ class _GiteeApi:
             def keep(i: int) -> bool:
                 return updated[i] >= since
 
-        view = repo.comments.view(sort, direction == "desc", (since,), keep)
+        if since is not None and (sort, direction) == ("updated", "asc"):
+            view = repo.comments.updated_since(since)  # a harvest asks one `since` a page
+        else:
+            view = repo.comments.view(sort, direction == "desc", (since,), keep)
         return self._page(req, repo.comments, view.indices)
 
     def _issue_comments(self, req: _Request, repo: _GiteeRepo, number: str) -> _Response:
@@ -967,6 +981,7 @@ class FakeForge:
         # Answers that keep trickling: after the headers, one byte of the body every
         # `trickle_seconds` (each read returns in time, the whole never does).
         self.trickle_on: set[int] = set()
+        self.trickle_headers_on: set[int] = set()  # ... the status line and headers too
         self.trickle_seconds = 0.05
         # 200 answers whose body is an HTML error page (a proxy or the host's unicorn page).
         self.html_on: set[int] = set()
@@ -1136,6 +1151,9 @@ class FakeForge:
             resp = _json(500, {"message": f"fake forge error: {exc!r}"})
         self._log(req, resp.status)  # before writing: a client may look the moment it reads
         trickle = self.trickle_seconds if req.ordinal in self.trickle_on else None
+        if req.ordinal in self.trickle_headers_on:
+            self._write_trickling(handler, resp)
+            return
         self._write(handler, resp, trickle)
 
     def _parse(self, handler: _Handler) -> _Request:
@@ -1326,6 +1344,17 @@ class FakeForge:
         }
         with self._lock:
             self.requests.append(entry)
+
+    def _write_trickling(self, handler: _Handler, resp: _Response) -> None:
+        """The whole answer, from its status line on, a byte at a time."""
+        head = [f"HTTP/1.1 {resp.status} OK"]
+        head += [f"{name}: {value}" for name, value in resp.headers.items()]
+        head.append(f"content-length: {len(resp.body)}")
+        head.append("x-fake-padding: " + "." * 4000)  # minutes of headers alone
+        raw = ("\r\n".join(head) + "\r\n\r\n").encode() + resp.body
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            _trickle(handler, raw, self.trickle_seconds)
+        handler.close_connection = True
 
     @staticmethod
     def _write(handler: _Handler, resp: _Response, trickle: float | None = None) -> None:

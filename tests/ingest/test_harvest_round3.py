@@ -394,3 +394,15 @@ def test_a_gitee_deletion_and_a_transfer_in_that_keep_the_total_lose_nothing(db,
     pages = [r["query"] for r in forge.requests if r["path"].endswith("/issues")]
     assert len(pages) == 4  # overlapping by a few issues, still four pages for 351
     assert {p["per_page"] for p in pages[1:]} <= {str(n) for n in range(90, 101)}
+
+
+@pytest.mark.parametrize("how", HOSTS)
+def test_an_answer_trickling_from_its_first_header_byte_is_cut_off_too(db, forge, settings, how):
+    settings.HARVEST_REQUEST_SECONDS = 0.3
+    tracker, issues, _ = serve(forge, how)
+    forge.trickle_headers_on = {1}  # the status line and headers, a byte every 50 ms
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)
