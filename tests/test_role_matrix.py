@@ -109,6 +109,7 @@ RULES: dict[str, Rule] = {
     "api-rankings-import": Rule("lead", method="post", kwargs="project"),
     # a participant's one-time ranking link is public: they need no account
     "ranking-link": Rule("public", kwargs="ranking_link"),
+    "interview-codebook-qdc": Rule("lead", kwargs="project"),
     # near-duplicate issues (annotation/duplicates/): the lead's queue, pairs and index; an item's
     # duplicates for every member (volunteers see only revealed ones: tests/test_blindness.py)
     "duplicates": Rule("lead", kwargs="project"),

@@ -706,6 +706,7 @@ READS_ANY_METHOD = {
     "interview-quotes",
     "triangulation",
     "triangulation-csv",
+    "interview-codebook-qdc",
     "interview-participant",
     "ranking-link",
     "duplicates",

@@ -11,16 +11,13 @@ from taxonomy.interviews.models import TOP, ParticipantKind
 class InterviewFilesForm(forms.Form):
     codebook = forms.FileField(
         label=_("Codebook (CSV)"),
-        help_text=_(
-            "Participant, Type, Experience Level, Framework Context, Prompt Category, Thematic "
-            "Quote, Linked Taxonomy Node(s), Research Insight; UTF-8."
-        ),
+        help_text=_("UTF-8; the columns are named below."),
         widget=forms.ClearableFileInput(attrs={"accept": ".csv,text/csv"}),
     )
     background = forms.FileField(
         label=_("Interviewee background (.xlsx)"),
         required=False,
-        help_text=_("Optional: Roles, Gender, Experience Years, Responsibilities."),
+        help_text=_("Optional: each participant's role, gender, years of experience and duties."),
         widget=forms.ClearableFileInput(attrs={"accept": ".xlsx"}),
     )
     guideline = forms.FileField(
@@ -88,6 +85,6 @@ class RankingForm(forms.Form):
 class RankingsFileForm(forms.Form):
     rankings = forms.FileField(
         label=_("Rankings (CSV)"),
-        help_text=_("Participant,Rank,Category: each participant's top 3 per issue type."),
+        help_text=_("Each participant's top 3 categories per issue type; the columns are above."),
         widget=forms.ClearableFileInput(attrs={"accept": ".csv,text/csv"}),
     )

@@ -47,4 +47,9 @@ urlpatterns = [
         name="interview-rankings-import",
     ),
     path("rank/<str:token>/", views.ranking_link_page, name="ranking-link"),
+    path(
+        "projects/<slug:slug>/interviews/codebook.qdc",
+        views.codebook_qdc_download,
+        name="interview-codebook-qdc",
+    ),
 ]

@@ -34,6 +34,7 @@ from annotation.interviews.priorities import (
     ranking_submit,
     rankings_import,
 )
+from annotation.interviews.qdc import taxonomy_qdc
 from annotation.interviews.selectors import (
     QuoteFilters,
     project_frameworks,
@@ -255,3 +256,12 @@ def rankings_import_page(request, slug: str):
     else:
         messages.success(request, _("%(n)d ranked places imported.") % {"n": n})
     return redirect("interviews", slug=project.slug)
+
+
+@login_required
+def codebook_qdc_download(request, slug: str):
+    """The taxonomy as a REFI-QDA codebook, for qualitative tools (annotation.interviews.qdc)."""
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    response = HttpResponse(taxonomy_qdc(project), content_type="application/xml; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-codebook.qdc"'
+    return response
