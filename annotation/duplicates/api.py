@@ -15,6 +15,7 @@ from annotation.duplicates.index import duplicate_index_current, duplicate_index
 from annotation.duplicates.selectors import (
     duplicate_counts,
     duplicates_of,
+    final_node,
     pair_of,
     pairs_at_intake,
     pairs_inconsistent,
@@ -28,13 +29,11 @@ PAIRS_MAX = 1000
 
 
 def final_label(item: Item) -> dict | None:
-    resolution = getattr(item, "resolution", None)
-    if resolution is None:
-        return None
-    return {"code": resolution.node.code, "name": resolution.node.name}
+    node = final_node(item)
+    return None if node is None else {"code": node.code, "name": node.name}
 
 
-class SideOut(serializers.Serializer):
+class DuplicateSideOut(serializers.Serializer):
     item = serializers.IntegerField(source="pk")
     issue_url = serializers.CharField(source="issue.url")
     title = serializers.CharField(source="issue.title")
@@ -45,16 +44,16 @@ class SideOut(serializers.Serializer):
         return final_label(item)
 
 
-class PairOut(serializers.Serializer):
-    a = SideOut(source="item_a")
-    b = SideOut(source="item_b")
+class DuplicatePairOut(serializers.Serializer):
+    a = DuplicateSideOut(source="item_a")
+    b = DuplicateSideOut(source="item_b")
     similarity = serializers.FloatField()
     at_intake = serializers.BooleanField()
 
 
-class PairsOut(serializers.Serializer):
+class DuplicatePairsOut(serializers.Serializer):
     counts = serializers.DictField(child=serializers.IntegerField())
-    pairs = PairOut(many=True)
+    pairs = DuplicatePairOut(many=True)
 
 
 class DuplicatePairsApi(APIView):
@@ -66,7 +65,7 @@ class DuplicatePairsApi(APIView):
             OpenApiParameter("kind", enum=list(PAIR_KINDS), required=False),
             OpenApiParameter("threshold", float, required=False),
         ],
-        responses=PairsOut,
+        responses=DuplicatePairsOut,
     )
     def get(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.LEAD)
@@ -76,7 +75,7 @@ class DuplicatePairsApi(APIView):
         if threshold is not None:
             pairs = pairs.filter(similarity__gte=threshold)
         body = {"counts": duplicate_counts(project), "pairs": list(pairs[:PAIRS_MAX])}
-        return Response(PairsOut(body).data)
+        return Response(DuplicatePairsOut(body).data)
 
 
 def _threshold(raw: str | None) -> float | None:
@@ -87,8 +86,8 @@ def _threshold(raw: str | None) -> float | None:
     return value if value is not None and 0 <= value <= 1 else None
 
 
-class DuplicateOut(serializers.Serializer):
-    item = SideOut()
+class ItemDuplicateOut(serializers.Serializer):
+    item = DuplicateSideOut()
     similarity = serializers.FloatField()
 
 
@@ -96,27 +95,27 @@ class ItemDuplicatesApi(APIView):
     """An item's likely duplicates. A volunteer gets only those whose labels they may already see
     (revealed items); leads all."""
 
-    @extend_schema(responses=DuplicateOut(many=True))
+    @extend_schema(responses=ItemDuplicateOut(many=True))
     def get(self, request: Request, slug: str, item_id: int) -> Response:
         project = access_project(request.user, slug)
         item = project_item(project, item_id)
-        return Response(DuplicateOut(duplicates_of(item, request.user), many=True).data)
+        return Response(ItemDuplicateOut(duplicates_of(item, request.user), many=True).data)
 
 
 class NotDuplicateApi(APIView):
     """Mark two paired items not duplicates: they leave every list, rebuilds included."""
 
-    @extend_schema(request=None, responses=PairOut)
+    @extend_schema(request=None, responses=DuplicatePairOut)
     def post(self, request: Request, slug: str, a: int, b: int) -> Response:
         project = access_project(request.user, slug, at_least=Role.LEAD)
         pair = pair_of(project, a, b)
         if pair is None:
             raise no_such_item()
         pair_mark_not_duplicate(project=project, actor=request.user, pair=pair)
-        return Response(PairOut(pair).data)
+        return Response(DuplicatePairOut(pair).data)
 
 
-class IndexOut(serializers.Serializer):
+class DuplicateIndexOut(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
     threshold = serializers.FloatField()
@@ -130,17 +129,17 @@ class IndexOut(serializers.Serializer):
 class DuplicateIndexApi(APIView):
     """The index in use (the newest done build) and the newest build; POST queues a rebuild."""
 
-    @extend_schema(responses=IndexOut(many=True))
+    @extend_schema(responses=DuplicateIndexOut(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.LEAD)
         builds = list(DuplicateIndex.objects.filter(project=project)[:1])
         current = duplicate_index_current(project)
         if current is not None and current not in builds:
             builds.append(current)
-        return Response(IndexOut(builds, many=True).data)
+        return Response(DuplicateIndexOut(builds, many=True).data)
 
-    @extend_schema(request=None, responses={202: IndexOut})
+    @extend_schema(request=None, responses={202: DuplicateIndexOut})
     def post(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.LEAD)
         job = duplicate_index_queue(project=project, actor=request.user)
-        return Response(IndexOut(job).data, status=202)
+        return Response(DuplicateIndexOut(job).data, status=202)

@@ -95,6 +95,12 @@ def duplicate_counts(project: Project) -> dict[str, int]:
     }
 
 
+def final_node(item: Item):
+    """The item's final label (a taxonomy Node), or None before it has one."""
+    resolution = getattr(item, "resolution", None)  # None: no Resolution row
+    return resolution.node if resolution is not None else None
+
+
 def pair_of(project: Project, a_id: int, b_id: int) -> DuplicatePair | None:
     """The project's pair of these two items (either order), dismissed or not."""
     low, high = sorted((a_id, b_id))

@@ -347,7 +347,7 @@ def lookup_times(project, n: int, seed: int) -> list[float]:
     from django.contrib.auth import get_user_model
 
     from annotation.access import access_project
-    from annotation.duplicates.api import DuplicateOut
+    from annotation.duplicates.api import ItemDuplicateOut
     from annotation.duplicates.selectors import duplicates_of
     from annotation.models import Item, Membership, Role
 
@@ -362,7 +362,7 @@ def lookup_times(project, n: int, seed: int) -> list[float]:
         # the page's access check whatever it shows)
         item.project = access_project(user, project.slug)
         started = time.perf_counter()
-        DuplicateOut(duplicates_of(item, user), many=True).data  # noqa: B018 - serialised
+        ItemDuplicateOut(duplicates_of(item, user), many=True).data  # noqa: B018 - serialised
         times.append(time.perf_counter() - started)
     return times
 

@@ -14,7 +14,7 @@ from annotation.duplicates.index import (
     duplicate_index_queue,
     duplicate_index_run,
 )
-from annotation.duplicates.selectors import pairs_standing
+from annotation.duplicates.selectors import final_node, pairs_standing
 from annotation.gate import OPERATOR
 from annotation.models import JobStatus, Project
 from concord.errors import ConcordError
@@ -71,8 +71,8 @@ class Command(BaseCommand):
 
 def _row(pair) -> dict:
     def final(item) -> str:
-        resolution = getattr(item, "resolution", None)
-        return resolution.node.code if resolution is not None else ""
+        node = final_node(item)
+        return node.code if node is not None else ""
 
     return {
         "similarity": pair.similarity,
