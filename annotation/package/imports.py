@@ -135,7 +135,8 @@ def _match_k(project: Project, actor, entries: list[PackageEntry], report, error
             header = next(csv.reader(io.StringIO(utf8_text(entry.data, entry.path))), [])
         except (RowError, csv.Error):
             continue  # the importer names the problem
-        widths.add(max(len(header) - 2, 1))
+        if len(header) >= 3:  # a file of the Issue_URL column alone lists issues: no labels
+            widths.add(len(header) - 2)
     if len(widths) == 1 and project.overlap_k != (k := widths.pop()):
         project_update(project=project, actor=actor, overlap_k=k)
         report.notes.append(_("k set to %(k)d, the label files' Label columns.") % {"k": k})

@@ -273,3 +273,15 @@ def test_a_refused_package_is_reported_by_file_and_line_on_its_page(
     assert '<td>Issue Report/MindSpeed.csv</td><td class="num">2</td><td>Issue_URL</td>' in page
     assert not project.items.exists()
     assert not (tmp_path / "package-imports" / job.file).exists()  # cleaned up
+
+
+def test_a_list_of_issues_without_labels_leaves_k_to_the_label_files(project, tmp_path):
+    project.overlap_k = 5
+    project.save()
+    files = {**ODD, "Issue Report/Later.csv": f"Issue_URL\n{MEGATRON}50\n"}
+    write_package(tmp_path / "in", files)
+    said = run("import_package", str(tmp_path / "in"), "--project", project.slug)
+    assert "k set to 3, the label files' Label columns." in said
+    project.refresh_from_db()
+    assert project.overlap_k == 3
+    assert project.items.filter(issue__number="50", label_count=0).exists()
