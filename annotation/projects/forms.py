@@ -78,7 +78,7 @@ class ProjectForm(forms.ModelForm):
         # The page's words, in the reader's language (the model's help_text is for developers).
         labels = {
             "name": _("Name"),
-            "slug": _("Short name"),
+            "slug": _("Slug"),
             "overlap_k": _("Labels per item (k)"),
             "label_depth": _("Label depth"),
             "screening_enabled": _("Screening enabled"),

@@ -199,7 +199,7 @@ def group_cell(by: str, group: str, level: str, matrix: agreement.RatingMatrix, 
         n_items = int((matrix.counts.sum(axis=1) > 0).sum())
         why = _(
             "Not computed: these items share their final type, so at type level kappa measures "
-            "chance, not agreement (see All items)."
+            "chance, not agreement."
         )
         return Cell(group, level, n_items, None, None, None, 0, "", why, omitted=True)
     return agreement_cell(group, level, matrix, k=k)
