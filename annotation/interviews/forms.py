@@ -58,13 +58,14 @@ class RankingForm(forms.Form):
         initial_ranking = initial_ranking or {}
         self.types = []
         for group in choices:
-            options = [("", "—"), *((t.code, f"{t.code} {t.name}") for t in group.themes)]
+            options = [("", "—"), *((t.code, f"{t.code} {t.shown_name}") for t in group.themes)]
             names = []
             for position in range(1, TOP + 1):
                 name = f"rank-{group.type.code}-{position}"
                 ranked = initial_ranking.get(group.type.code, [])
                 self.fields[name] = forms.ChoiceField(
-                    label=_("%(type)s, place %(n)d") % {"type": group.type.name, "n": position},
+                    label=_("%(type)s, place %(n)d")
+                    % {"type": group.type.shown_name, "n": position},
                     choices=options,
                     required=False,
                     initial=ranked[position - 1] if position <= len(ranked) else "",
