@@ -44,3 +44,31 @@ def test_openapi_schema_lists_the_endpoints(client, personas):
         "/api/projects/{slug}/agreement/",
     } <= set(schema["paths"])
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_the_tree_offers_edit_links_only_where_they_work(client, personas, project):
+    """A node as loaded is shared: only site staff change it. A node a project added through a
+    proposal is that project's: its lead edits it. A volunteer edits nothing, so sees no link."""
+    from annotation.models import ProjectNode
+    from taxonomy.models import Node
+    from tests.factories import UserFactory
+
+    parent = project.taxonomy.nodes.get(code="C")
+    added = Node.objects.create(
+        taxonomy=project.taxonomy, parent=parent, level="theme", code="C.99", name="Proposed"
+    )
+    ProjectNode.objects.create(project=project, node=added)  # as an accepted proposal adds it
+    staff = UserFactory(username="site-admin", is_staff=True)
+    page = f"/taxonomy/{project.taxonomy_id}/"
+    edit_links = {}
+    for who, user in [
+        ("volunteer", personas["volunteer_a"]),
+        ("lead", personas["lead"]),
+        ("staff", staff),
+    ]:
+        client.force_login(user)
+        edit_links[who] = client.get(page).text.count('class="edit-node"')
+    total = project.taxonomy.nodes.count()
+    assert edit_links == {"volunteer": 0, "lead": 1, "staff": total}
+    client.force_login(personas["lead"])
+    assert f'href="/taxonomy-admin/nodes/{added.pk}/"' in client.get(page).text
