@@ -363,8 +363,7 @@ def _where_next(
     if boundary is not None and (back := client.page_back(url, 1)) is not None:
         depth = max(cursor.get("depth", 0) - 1, 0)
         return back, False, {"depth": depth, "rechecked": boundary, "last_number": None}
-    last = page.items[-1].number if page.items else None
-    return next_url, ends, {"last_number": last}
+    return next_url, ends, {"last_number": _last_number(page, cached) or None}
 
 
 def _comments_next(
@@ -644,11 +643,20 @@ def _remember_page(
                 "next_url": next_url or "",
                 "ends_phase": ends,
                 "full": full,
+                "last_number": _last_number(page, cached),
             }
         ],
         unique=("source", "url"),
-        update=("etag", "next_url", "ends_phase", "full"),
+        update=("etag", "next_url", "ends_phase", "full", "last_number"),
     )
+
+
+def _last_number(page: Page, cached: PageValidator | None) -> str:
+    """The number of the page's last item; of the cached page's on a 304."""
+    if page.not_modified and cached:
+        return cached.last_number
+    last = page.items[-1] if page.items else None
+    return last.number if isinstance(last, IssueRecord) else ""
 
 
 def _reached(page: Page, phase: str) -> datetime | None:

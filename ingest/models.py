@@ -254,6 +254,13 @@ class PageValidator(models.Model):
         help_text="The page held a whole page of items: with no next page, a 304 on it cannot "
         "tell whether a next page has appeared since.",
     )
+    last_number = models.CharField(
+        max_length=20,
+        blank=True,
+        db_default="",
+        help_text="The number of the page's last issue: the next page must follow on from it, "
+        "even when this one was answered 304 (see harvest._moved_up).",
+    )
 
     class Meta:
         constraints = [

@@ -406,3 +406,21 @@ def test_an_answer_trickling_from_its_first_header_byte_is_cut_off_too(db, forge
 
     assert run.status == RunStatus.DONE
     assert Issue.objects.count() == len(issues)
+
+
+def test_a_deletion_during_a_re_run_is_noticed_after_a_page_answered_304(db, forge):
+    tracker, issues, notes = serve(forge, "rest", n_issues=350)
+    assert harvest(tracker).status == RunStatus.DONE
+    by_age = sorted(issues, key=lambda i: i["created_at"], reverse=True)
+    newest, moving = by_age[0], by_age[100]  # on page 1; first of page 2
+    edited = dict(moving, title="edited before the re-run", updated_at="2025-05-01T00:00:00Z")
+    forge.upsert_github_items("vllm-project", "vllm", issues=[edited])
+    rest = [edited if i is moving else i for i in issues if i is not newest]
+    forge.reset_log()  # page 1 answers 304, then the newest issue goes: page 2 shifts
+    forge.on_request = {2: lambda: forge.add_github_repo("vllm-project", "vllm", rest, notes)}
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert forge.requests[0]["status"] == 304
+    assert Issue.objects.get(number=str(moving["number"])).title == "edited before the re-run"
