@@ -35,7 +35,7 @@ MIN_SHARED_LINE = 3
 # a tracker has TERMS_LEARNED_FROM issues (fewer would make a common word look like a template).
 BOILERPLATE_TERM_SHARE = 0.5
 TERMS_LEARNED_FROM = 20
-LEARNED_FROM = 1000  # issues of a tracker read to learn its boilerplate (spread over it)
+LEARNED_FROM = 500  # issues of a tracker read to learn its boilerplate (spread over it)
 TITLE_WEIGHT = 2  # a title names the problem; its terms count twice
 
 # Headings of the common issue templates, English and Chinese (GitHub's defaults, Gitee's
