@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_http_methods
 
 from annotation.access import access_project
 from annotation.models import PackageImport, Role
@@ -29,6 +30,7 @@ class PackageForm(forms.Form):
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
 def project_package_imports_page(request, slug: str):
     project = access_project(request.user, slug, at_least=Role.ADMIN)
     form = PackageForm(request.POST or None, request.FILES or None)
