@@ -34,7 +34,7 @@ def repeats(project, trio):
 
 
 def test_lead_walks_duplicates_and_the_inconsistency_queue(page, personas, project, repeats):
-    first, second, disputed = repeats
+    *_finals, disputed = repeats
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     sign_in(page, "lead")
