@@ -23,6 +23,7 @@ from tests.test_role_matrix import (
     ALLOWED,
     RULES,
     finished_export,
+    interview_participant,
     invitation_token,
     open_proposal,
 )
@@ -52,6 +53,8 @@ def url_objects(project, personas, settings, tmp_path, item) -> dict[str, dict]:
         "export_job": {"slug": project.slug, "pk": finished_export(project, settings, tmp_path)},
         "report_chart": {"slug": project.slug, "name": "confusion"},
         "invitation": {"token": invitation_token(project, personas)},
+        # the public one-time ranking link of an interview participant (issue 27)
+        "ranking_link": {"token": interview_participant(project, personas["lead"])[1]},
         "password_reset": {"uidb64": "MQ", "token": "set-password"},
         "": {},
     }

@@ -78,7 +78,6 @@ def node_edit_page(request, pk: int):
     return render(request, "taxonomy/node_edit.html", {"node": node, "form": form})
 
 
-@require_POST
 def _chinese_posted(request, form: NodeEditForm) -> tuple[str, str] | None:
     """The Chinese name and definition the form sent; None from a form that has no such fields
     (one loaded before they existed), which then leaves the stored Chinese as it is."""
@@ -87,6 +86,7 @@ def _chinese_posted(request, form: NodeEditForm) -> tuple[str, str] | None:
     return form.cleaned_data["name_zh"], form.cleaned_data["definition_zh"]
 
 
+@require_POST
 @login_required
 def node_retire_page(request, pk: int):
     """retire=1 retires the node, retire=0 brings it back."""
