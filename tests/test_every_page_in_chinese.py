@@ -42,6 +42,7 @@ NAMES = {
     "ZIP",
     "Excel",
     "Markdown",
+    "README",
     "UTF",
     "BOM",
     "Cohen",

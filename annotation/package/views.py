@@ -23,8 +23,8 @@ class PackageForm(forms.Form):
     package = forms.FileField(
         label=_("Replication package (.zip)"),
         help_text=_(
-            "Issue Report/<repo>.csv, <repo>_<year>.txt, taxonomy details, filter_keywords; "
-            "UTF-8. All or nothing."
+            "The study's layout: label files, yearly URL lists, taxonomy details, keyword "
+            "lists; UTF-8. All or nothing."
         ),
     )
 
