@@ -15,11 +15,14 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no types; no stubs dep
 
 from annotation.duplicates.text import Boilerplate, Report, learn_boilerplate, report_terms
+
+if TYPE_CHECKING:  # scipy is imported where a build uses it: every web process need not hold it
+    from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no types
 
 DEFAULT_THRESHOLD = 0.45  # cosine; chosen on tests/bench/duplicate_cases.py (make bench prints P/R)
 RARE_SHARE = 0.02  # terms in at most this share of reports (and RARE_FLOOR) find candidates
@@ -60,6 +63,8 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
     held as their hashes, in compact arrays, one report's counts at a time: a vocabulary of
     strings and a Counter per report took most of a study-scale build's memory. (A collision of
     two terms' hashes merges two rare terms; at 64 bits it does not happen in practice.)"""
+    from scipy import sparse
+
     indptr, columns, tfs = array("q", [0]), array("q"), array("f")
     for doc in counts:
         for term, n in doc.items():
@@ -85,6 +90,8 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
 def _pairs_at_least(
     matrix: sparse.csr_matrix, rare: np.ndarray, threshold: float
 ) -> list[tuple[int, int, float]]:
+    from scipy import sparse
+
     rare_part = (matrix @ sparse.diags(rare.astype(np.float32))).tocsr()
     rare_part.eliminate_zeros()
     transposed = rare_part.T.tocsr()

@@ -23,10 +23,6 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-import jieba
-
-jieba.setLogLevel(logging.WARNING)  # its dictionary loads once per process and says so on stderr
-
 # A line shared by at least this share of a tracker's issues (and by MIN_SHARED_LINE of them) is
 # its template, not what any one report says.
 BOILERPLATE_SHARE = 0.3
@@ -334,11 +330,21 @@ def _english_terms(token: str) -> tuple[str, ...]:
     return tuple(terms)
 
 
+@functools.cache
+def _jieba():
+    """jieba, imported where a build first reads Chinese: its dictionary takes tens of MB, which
+    every web and worker process would otherwise hold."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)  # its dictionary loads once per process and says so
+    return jieba
+
+
 @functools.lru_cache(maxsize=100_000)
 def _chinese_words(run: str) -> tuple[tuple[int, int, tuple[str, ...]], ...]:
     """jieba's words of a run of Chinese characters: (start, end, terms) each."""
     out, start = [], 0
-    for word in jieba.lcut(run, HMM=False):
+    for word in _jieba().lcut(run, HMM=False):
         terms = () if word in CHINESE_STOPWORDS else (_chinese_term(word),)
         out.append((start, start + len(word), terms))
         start += len(word)

@@ -12,10 +12,6 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 
-from openpyxl import load_workbook
-from openpyxl.utils import get_column_letter
-from openpyxl.utils.exceptions import InvalidFileException
-
 from concord.errors import RowError, utf8_text
 from taxonomy.interviews.models import ParticipantKind
 
@@ -213,6 +209,10 @@ def background_parse(data: bytes, name: str) -> Parsed:
     """The background sheet's rows (its first sheet), a merged cell's value on every row it
     spans. Each row's kind comes from its role ('LLM User-Software Engineer'); the participant
     from a Participant column if the sheet has one."""
+    # openpyxl here, not at import: every web and worker process would hold it
+    from openpyxl import load_workbook
+    from openpyxl.utils.exceptions import InvalidFileException
+
     parsed = Parsed()
     try:
         book = load_workbook(io.BytesIO(data), data_only=True)
@@ -294,6 +294,8 @@ def _background_fields(header: list) -> dict[int, str]:
 
 
 def _letter(index: int) -> str:
+    from openpyxl.utils import get_column_letter
+
     return get_column_letter(index + 1)
 
 

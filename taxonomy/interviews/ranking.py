@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata, spearmanr  # type: ignore[import-untyped]  # no types
 
 Z_95 = 1.959963984540054  # the standard normal's 97.5th percentile
 
@@ -19,6 +18,8 @@ def ranks_of(counts: Sequence[float]) -> list[float]:
     for second are both 2.5, and every theme nobody named shares the last places)."""
     if not counts:
         return []
+    from scipy.stats import rankdata  # type: ignore[import-untyped]  # here: scipy.stats is heavy
+
     return [float(r) for r in rankdata([-c for c in counts], method="average")]
 
 
@@ -40,6 +41,8 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> RankCorrelation:
         raise ValueError(f"{n} and {len(y)} values: the same themes are needed on both sides")
     if n < 4 or len(set(x)) < 2 or len(set(y)) < 2:
         return RankCorrelation(n, None, None, None, None)
+    from scipy.stats import spearmanr
+
     result = spearmanr(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     rho = float(result.statistic)
     p_value = float(result.pvalue)
