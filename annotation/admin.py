@@ -3,6 +3,8 @@ from django.contrib import admin
 from annotation.models import (
     Annotation,
     AuditEvent,
+    DuplicateIndex,
+    DuplicatePair,
     ExportJob,
     Invitation,
     Item,
@@ -10,6 +12,10 @@ from annotation.models import (
     LabelImportJob,
     Membership,
     MergedRepeat,
+    NotDuplicate,
+    PackageFile,
+    PackageImport,
+    PackageLine,
     Post,
     Project,
     ProjectNode,
@@ -230,3 +236,65 @@ class LabelImportJobAdmin(admin.ModelAdmin):
     search_fields = ("project__slug", "requested_by__username", "error")
     list_select_related = ("project", "requested_by")
     readonly_fields = ("files", "report", "files_done", "started_at", "heartbeat_at", "error")
+
+
+# ---------------------------------------------------------------- issue 28: replication package
+
+
+@admin.register(PackageImport)
+class PackageImportAdmin(admin.ModelAdmin):
+    list_display = ("pk", "project", "name", "status", "requested_by", "created_at")
+    list_filter = ("status", "project")
+    search_fields = ("project__slug", "name", "requested_by__username", "error")
+    list_select_related = ("project", "requested_by")
+    readonly_fields = ("file", "report", "started_at", "heartbeat_at", "finished_at", "error")
+
+
+@admin.register(PackageFile)
+class PackageFileAdmin(admin.ModelAdmin):
+    """What a package's file needs to come out byte for byte (BOM, line ending, last newline)."""
+
+    list_display = ("path", "kind", "project", "bom", "newline")
+    list_filter = ("kind", "project")
+    search_fields = ("path", "project__slug")
+    list_select_related = ("project",)
+
+
+@admin.register(PackageLine)
+class PackageLineAdmin(admin.ModelAdmin):
+    list_display = ("file", "position", "item", "repeat")
+    list_filter = ("repeat", "file__project")
+    search_fields = ("file__path",)
+    list_select_related = ("file", "item")
+    raw_id_fields = ("file", "item")
+
+
+# ---------------------------------------------------------------- issue 29: near-duplicates
+
+
+@admin.register(DuplicateIndex)
+class DuplicateIndexAdmin(admin.ModelAdmin):
+    list_display = ("pk", "project", "status", "threshold", "items_indexed", "pairs_found")
+    list_filter = ("status", "project")
+    search_fields = ("project__slug",)
+    list_select_related = ("project",)
+
+
+@admin.register(DuplicatePair)
+class DuplicatePairAdmin(admin.ModelAdmin):
+    list_display = ("project", "item_a", "item_b", "similarity", "at_intake")
+    list_filter = ("at_intake", "project")
+    search_fields = ("project__slug",)
+    list_select_related = ("project", "item_a", "item_b")
+    raw_id_fields = ("item_a", "item_b")
+
+
+@admin.register(NotDuplicate)
+class NotDuplicateAdmin(admin.ModelAdmin):
+    """A lead's "not a duplicate": every rebuild of the index keeps it."""
+
+    list_display = ("project", "item_a", "item_b", "decided_by", "created_at")
+    list_filter = ("project",)
+    search_fields = ("project__slug", "decided_by__username")
+    list_select_related = ("project", "item_a", "item_b", "decided_by")
+    raw_id_fields = ("item_a", "item_b", "decided_by")

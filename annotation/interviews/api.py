@@ -4,6 +4,7 @@ report, list and filter quotes, map a code the taxonomy lacks."""
 from __future__ import annotations
 
 from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
@@ -174,7 +175,7 @@ class TriangulationApi(APIView):
     Spearman's rank correlations with 95% intervals; the themes whose ranks part. Leads and
     admins (the same as the page, the CSV and `manage.py triangulation`)."""
 
-    @extend_schema(responses=serializers.DictField())
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.LEAD)
         return Response(triangulation_json(project_triangulation(project)))
@@ -225,7 +226,7 @@ class RankingsImportApi(APIView):
 
     @extend_schema(
         request={"multipart/form-data": RankingsFileIn},
-        responses={200: serializers.DictField(), 400: ErrorOut},
+        responses={200: OpenApiTypes.OBJECT, 400: ErrorOut},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.LEAD)
