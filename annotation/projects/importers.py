@@ -241,9 +241,12 @@ def _write(
 ) -> ImportReport:
     volunteers = _column_volunteers(project, columns, name)
     issue_ids = issues_ensure(row.ref for row in rows)
-    # Issues new to Concord are bare URLs: their text comes from the tracker in the background
-    # (as for a URL list; not in-process, where thousands of fetches would hold the import).
-    if not settings.CELERY_TASK_ALWAYS_EAGER:
+    # A file of URLs alone (no label columns) makes items with nothing but their URL: their text
+    # comes from the tracker in the background (as for a URL list; not in-process, where
+    # thousands of fetches would hold the import). A labeled study file does not queue them: on
+    # one worker queue, tens of thousands of fetches would hold every export and import behind
+    # them; its items say on the labeling page that Concord has only the address.
+    if not columns and not settings.CELERY_TASK_ALWAYS_EAGER:
         fetch = sorted(issue_ids.values())
         transaction.on_commit(lambda: details_request(fetch))
     issue_of_row = [issue_ids[row.ref] for row in rows]
