@@ -147,9 +147,7 @@ def _rerun_unchanged(forge) -> dict:
     return {"requests": forge.request_count, "charged": charged, "status": run.status}
 
 
-def _report(
-    methods: dict[str, list[dict]], floors: dict[str, int], reruns: dict[str, dict]
-) -> int:
+def _report(methods: dict[str, list[dict]], floors: dict[str, int], reruns: dict[str, dict]) -> int:
     ok = True
     issues, comments = (methods["REST"][-1][k] for k in ("issues", "comments"))
     repeats = len(methods["REST"])
