@@ -27,6 +27,13 @@ def is_revealed(item: Item, project: Project) -> bool:
     return project.reveal_after_cross_check and item.stage in REVEALED_STAGES
 
 
+def revealed(items: QuerySet[Item], project: Project) -> QuerySet[Item]:
+    """`items` (of `project`) that is_revealed: the same rule, as a query."""
+    if not project.reveal_after_cross_check:
+        return items.none()
+    return items.filter(stage__in=REVEALED_STAGES)
+
+
 def items_seen_by(viewer, project: Project) -> QuerySet[Item]:
     """The items whose stage, labels and proposals `viewer` may see in `project` (is_revealed,
     as a query): leads all; a volunteer the revealed ones, those they labeled themselves and

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from annotation.access import has_role
+from annotation.blindness import revealed
 from annotation.models import (
-    REVEALED_STAGES,
     DuplicatePair,
     Item,
     NotDuplicate,
@@ -77,9 +77,7 @@ def duplicates_of(item: Item, viewer) -> list[Duplicate]:
     others = Item.objects.filter(project=project, pk__in=similarity)
     others = others.select_related("issue", "resolution__node")
     if not has_role(viewer, project, Role.LEAD):
-        if not project.reveal_after_cross_check:
-            return []
-        others = others.filter(stage__in=REVEALED_STAGES)
+        others = revealed(others, project)  # the blindness rule's, as a query
     found = [Duplicate(o, similarity[o.pk], o.stage == Stage.FINAL) for o in others]
     return sorted(found, key=lambda d: (-d.similarity, d.item.pk))
 
