@@ -199,3 +199,90 @@ class RankingLink(models.Model):
 
     def __str__(self) -> str:
         return f"ranking link for {self.participant}"
+
+
+class Transcript(models.Model):
+    """An interview's text, uploaded to be coded in the browser by two (or more) coders, each
+    blind to the others' codes until every coder is done (annotation.blindness)."""
+
+    project = models.ForeignKey(
+        "annotation.Project", on_delete=models.CASCADE, related_name="transcripts"
+    )
+    participant = models.ForeignKey(
+        Participant,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="transcripts",
+        help_text="Who was interviewed, if known.",
+    )
+    name = models.CharField(max_length=200, help_text="The uploaded file's name.")
+    text = models.TextField(help_text="The transcript as plain text (untrusted text).")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project_id", "pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TranscriptCoder(models.Model):
+    """A project member coding a transcript: assigned by a lead, or volunteered."""
+
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="coders")
+    coder = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The lead who assigned them; empty if they volunteered.",
+    )
+    done_at = models.DateTimeField(
+        null=True, blank=True, help_text="When they said their coding is complete."
+    )
+
+    class Meta:
+        ordering = ["transcript_id", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["transcript", "coder"], name="transcript_coder_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.coder_id} codes {self.transcript_id}"
+
+
+class CodedPassage(models.Model):
+    """A passage of a transcript (characters start to end) a coder linked to a node. Saving the
+    same passage and node again is the same row (a double click or a retry)."""
+
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="passages")
+    coder = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="coded_passages")
+    start = models.PositiveIntegerField(help_text="Offset of the first character.")
+    end = models.PositiveIntegerField(help_text="Offset just past the last character.")
+    note = models.TextField(blank=True, help_text="The coder's note (untrusted text).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["transcript_id", "start", "end", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["transcript", "coder", "node", "start", "end"], name="coded_passage_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(end__gt=models.F("start")), name="passage_span"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.transcript_id}[{self.start}:{self.end}] -> {self.node_id}"
+
+    @property
+    def passage(self) -> str:
+        return self.transcript.text[self.start : self.end]
