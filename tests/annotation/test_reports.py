@@ -362,6 +362,25 @@ def test_svg_download_holds_the_values(client, personas, labeled_project, mindsp
     assert level["Content-Disposition"].endswith('-confusion-type.svg"')
 
 
+@pytest.mark.parametrize("name", ["final_by_type", "final_by_theme", "final_by_repository"])
+def test_charts_name_the_categories_in_the_readers_language(
+    client, personas, labeled_project, name
+):
+    """In the Chinese interface a chart names each category as its table does: the Chinese
+    name with the English beside (#26); in English, the study's names alone."""
+    client.force_login(personas["lead"])
+    url = f"/projects/{labeled_project.slug}/reports/charts/{name}.svg"
+    nodes = list(labeled_project.taxonomy.nodes.all())
+    client.cookies["django_language"] = "zh-hans"
+    chinese = client.get(url).content.decode()
+    client.cookies["django_language"] = "en"
+    english = client.get(url).content.decode()
+    shown = [n for n in nodes if f"{n.code} {n.name_zh} · {n.name}" in chinese]
+    assert shown, "no category named in Chinese"
+    assert all(f"{n.code} {n.name}" in english for n in shown)
+    assert not any(n.name_zh in english for n in nodes)
+
+
 def test_unknown_chart_is_404(client, personas, labeled_project):
     client.force_login(personas["lead"])
     assert client.get(f"/projects/{labeled_project.slug}/reports/charts/pie.svg").status_code == 404
