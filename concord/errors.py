@@ -32,12 +32,16 @@ class Where:
     column: str | None = None
 
     def __str__(self) -> str:
-        parts = [self.path]
+        """In the reader's language: the words around file, line and column are translated,
+        the file's name and the column's stay as the input has them."""
+        place = {"path": self.path, "line": self.line, "column": self.column}
+        if self.line is not None and self.column:
+            return gettext("%(path)s, line %(line)s, column %(column)s") % place
         if self.line is not None:
-            parts.append(f"line {self.line}")
+            return gettext("%(path)s, line %(line)s") % place
         if self.column:
-            parts.append(f"column {self.column}")
-        return ", ".join(parts)
+            return gettext("%(path)s, column %(column)s") % place
+        return self.path
 
     def as_dict(self) -> dict:
         return {"path": self.path, "line": self.line, "column": self.column}
@@ -54,7 +58,9 @@ class ConcordError(Exception):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}" if self.where else self.message
+        if self.where is None:
+            return self.message
+        return gettext("%(where)s: %(message)s") % {"where": self.where, "message": self.message}
 
 
 class RowError(ConcordError):
@@ -83,10 +89,10 @@ def not_utf8(
     where the block starts: its `line`, and the `column` (bytes of that line before it)."""
     line_start = data.rfind(b"\n", 0, at) + 1
     before = column if line_start == 0 else 0
-    message = (
-        f"not UTF-8 text: byte {before + at - line_start + 1} of the line (0x{data[at]:02x}) is "
-        f"{reason}; save the file as UTF-8"
-    )
+    message = gettext(
+        "not UTF-8 text: byte %(byte)s of the line (%(value)s) is %(reason)s;"
+        " save the file as UTF-8"
+    ) % {"byte": before + at - line_start + 1, "value": f"0x{data[at]:02x}", "reason": reason}
     return RowError(name, line + data.count(b"\n", 0, at), None, message)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from django.utils.translation import gettext as _
+
 from concord.errors import BadInput, TooLarge
 
 # A NUL, or a surrogate code point: in a Python str every one of those is a lone half (a valid
@@ -27,8 +29,11 @@ def text_problem(text: str, *, before: int = 0) -> str | None:
         return None
     at = before + match.start() + 1
     if match.group() == "\x00":
-        return f"contains a NUL character (U+0000) at character {at}; remove it"
-    return f"contains a lone surrogate (U+{ord(match.group()):04X}) at character {at}; send UTF-8"
+        return _("contains a NUL character (U+0000) at character %(at)s; remove it") % {"at": at}
+    return _("contains a lone surrogate (%(code)s) at character %(at)s; send UTF-8") % {
+        "code": f"U+{ord(match.group()):04X}",
+        "at": at,
+    }
 
 
 def shown(text: str, limit: int = 40) -> str:

@@ -40,6 +40,7 @@ from typing import BinaryIO, TextIO, TypeVar
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
 
 from concord.db import upsert
 from concord.errors import RowError, not_utf8
@@ -115,7 +116,7 @@ def issue_file_check(
         if progress is not None:
             progress(count)
     if not count and not errors:
-        errors.append(RowError(name, 1, None, "no issues in the file"))
+        errors.append(RowError(name, 1, None, _("no issues in the file")))
     return count, errors
 
 
@@ -136,7 +137,7 @@ def issue_file_parse(*, text: str, name: str) -> tuple[list[IssueFileRecord], li
     errors: list[RowError] = []
     records = list(_checked(io.StringIO(text, newline=""), name, errors))
     if not records and not errors:
-        errors.append(RowError(name, 1, None, "no issues in the file"))
+        errors.append(RowError(name, 1, None, _("no issues in the file")))
     return records, errors
 
 
@@ -206,7 +207,7 @@ def issue_file_stored_clashes(records: Sequence[IssueFileRecord], name: str) -> 
         for n, c in enumerate(r.comments):
             issue = under.get((r.ref.host, c.comment_id))
             if issue is not None and issue != r.ref:  # names compared without case
-                message = "the id of a comment Concord holds on another issue"
+                message = _("the id of a comment Concord holds on another issue")
                 errors.append(RowError(name, r.line, f"comments[{n}].id", message))
                 break
     return errors
@@ -301,7 +302,8 @@ class _Seen:
     def problem(self, record: IssueFileRecord, name: str) -> RowError | None:
         first = self.issues.get(record.ref)
         if first is not None:
-            return RowError(name, record.line, "url", f"duplicate of line {first}")
+            message = _("duplicate of line %(line)s") % {"line": first}
+            return RowError(name, record.line, "url", message)
         self.issues[record.ref] = record.line
         clash = _comment_clash(record, self.comments)
         return None if clash is None else RowError(name, record.line, *clash)
@@ -381,10 +383,10 @@ def _objects(window: _Window, name: str, errors: list[RowError]) -> Iterator[tup
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
-            message = f"not JSON: {exc.msg} at character {exc.colno}"
+            message = _not_json(exc.msg, exc.colno)
             errors.append(RowError(name, number, None, message))
         except (RecursionError, ValueError):  # too deep, or an integer too long to read
-            field, message, _ = _unreadable(line, _skip_space(line, 0))
+            field, message, _end = _unreadable(line, _skip_space(line, 0))
             errors.append(RowError(name, number, field, message))
 
 
@@ -409,11 +411,11 @@ def _array_elements(
         if following == "]":
             line = window.line_at(at)
             if window.skip_space(at + 1) < len(window.text):
-                errors.append(RowError(name, line, None, "text after the array"))
+                errors.append(RowError(name, line, None, _("text after the array")))
             return
         if following != ",":
-            found = f"{following!r}" if following else "the end of the file"
-            message = f"expected ',' or ']', found {found}"
+            found = f"{following!r}" if following else _("the end of the file")
+            message = _("expected ',' or ']', found %(found)s") % {"found": found}
             errors.append(RowError(name, window.line_at(at), None, message))
             return
         at = window.skip_space(at + 1)
@@ -432,7 +434,7 @@ def _element(
             if _cut_short(exc, window.text) and window.more():
                 continue
             line = window.first_line + exc.lineno - 1
-            message = f"not JSON: {exc.msg} at character {window.column(exc)}"
+            message = _not_json(exc.msg, window.column(exc))
             errors.append(RowError(name, line, None, message))
             return None
         except (RecursionError, ValueError):  # too deep, or an integer too long to read
@@ -444,6 +446,11 @@ def _element(
         if end == len(window.text) and window.more():
             continue  # a number may go on in the next block
         return window.line_at(at), value, end
+
+
+def _not_json(reason: str, column: int) -> str:
+    """A decoding error's message; `reason` is the decoder's own (English) words."""
+    return _("not JSON: %(reason)s at character %(column)s") % {"reason": reason, "column": column}
 
 
 def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:
@@ -466,7 +473,7 @@ def _unreadable(text: str, at: int) -> tuple[str | None, str, int | None]:
     its strings skipped whole."""
     frames: list[list] = []  # per open object or array: [bracket, key or index, expecting a key]
     field: str | None = None
-    message = "not a JSON value Concord can read"
+    message = _("not a JSON value Concord can read")
     found = False
     position = at
     while position < len(text):
@@ -483,14 +490,16 @@ def _unreadable(text: str, at: int) -> tuple[str | None, str, int | None]:
             end = number.end() if number else position + 1
             digits = sum(map(str.isdigit, text[position:end]))
             if not found and digits > sys.get_int_max_str_digits():
-                field, message, found = _field(frames), f"a number of {digits:,} digits", True
+                message = _("a number of %(digits)s digits") % {"digits": f"{digits:,}"}
+                field, found = _field(frames), True
             position = end
         else:
             position += 1
             if char in "{[":
                 frames.append([char, None if char == "{" else 0, char == "{"])
                 if not found and len(frames) > MAX_DEPTH:
-                    field, message = _field(frames), f"nested deeper than {MAX_DEPTH} levels"
+                    message = _("nested deeper than %(levels)s levels") % {"levels": MAX_DEPTH}
+                    field = _field(frames)
                     found = True
             elif char in "}]" and frames:
                 frames.pop()
@@ -543,14 +552,14 @@ def _record(value: object, line: int) -> IssueFileRecord:
     data = _object(value, "", ISSUE_FIELDS)
     url = data.get("url")
     if not isinstance(url, str) or not url.strip():
-        raise _Bad("url", "required: the issue's GitHub or Gitee URL")
+        raise _Bad("url", _("required: the issue's GitHub or Gitee URL"))
     try:
         ref = parse_issue_url(url)
     except BadIssueUrl as exc:
         raise _Bad("url", str(exc)) from exc
     comments = data.get("comments") or []
     if not isinstance(comments, list):
-        raise _Bad("comments", "expected a list of comments")
+        raise _Bad("comments", _("expected a list of comments"))
     created = _moment(data, "created_at")
     issue = IssueRecord(
         number=ref.number,
@@ -585,7 +594,7 @@ def _comment(value: object, ref: IssueRef, n: int) -> CommentRecord:
     elif isinstance(given, int) and not isinstance(given, bool) and 0 < given < 2**63:
         comment_id = given
     else:
-        raise _Bad(where + "id", "expected the host's comment id, a positive whole number")
+        raise _Bad(where + "id", _("expected the host's comment id, a positive whole number"))
     return CommentRecord(
         comment_id=comment_id,
         issue_number=ref.number,
@@ -598,11 +607,13 @@ def _comment(value: object, ref: IssueRef, n: int) -> CommentRecord:
 
 def _object(value: object, where: str, allowed: set[str]) -> dict:
     if not isinstance(value, dict):
-        raise _Bad(where.rstrip(".") or None, f"expected an object, not {type(value).__name__}")
+        message = _("expected an object, not %(type)s") % {"type": type(value).__name__}
+        raise _Bad(where.rstrip(".") or None, message)
     unknown = sorted(set(value) - allowed)
     if unknown:
         known = ", ".join(sorted(allowed))
-        raise _Bad(where + str(unknown[0]), f"unknown field; the fields are {known}")
+        message = _("unknown field; the fields are %(fields)s") % {"fields": known}
+        raise _Bad(where + str(unknown[0]), message)
     return value
 
 
@@ -611,19 +622,20 @@ def _text(data: dict, key: str, where: str = "", *, limit: int | None = None) ->
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _Bad(where + key, f"expected text, not {type(value).__name__}")
+        raise _Bad(where + key, _("expected text, not %(type)s") % {"type": type(value).__name__})
     problem = text_problem(value)
     if problem is not None:
         raise _Bad(where + key, problem)
     if limit is not None and len(value) > limit:
-        raise _Bad(where + key, f"{len(value)} characters; the most is {limit}")
+        message = _("%(length)s characters; the most is %(limit)s")
+        raise _Bad(where + key, message % {"length": len(value), "limit": limit})
     return value
 
 
 def _labels(data: dict) -> list[str]:
     labels = data.get("labels") or []
     if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-        raise _Bad("labels", "expected a list of label names")
+        raise _Bad("labels", _("expected a list of label names"))
     for label in labels:
         problem = text_problem(label)
         if problem is not None:
@@ -636,15 +648,14 @@ def _moment(data: dict, key: str, where: str = "") -> datetime | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise _Bad(where + key, "expected a date and time such as 2024-05-01T10:00:00Z")
+        raise _Bad(where + key, _("expected a date and time such as 2024-05-01T10:00:00Z"))
     try:
         moment = parse_datetime(value)
     except ValueError:
         moment = None
     if moment is None:
-        raise _Bad(
-            where + key, f"{value[:40]!r} is not a date and time such as 2024-05-01T10:00:00Z"
-        )
+        message = _("%(value)s is not a date and time such as 2024-05-01T10:00:00Z")
+        raise _Bad(where + key, message % {"value": repr(value[:40])})
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
@@ -657,7 +668,9 @@ def _comment_clash(
     for n, comment in enumerate(record.comments):
         first = on_host.get(comment.comment_id)
         if first is not None:
-            return f"comments[{n}].id", f"the id of a comment on line {first} again"
+            return f"comments[{n}].id", _("the id of a comment on line %(line)s again") % {
+                "line": first
+            }
         on_host[comment.comment_id] = record.line
     return None
 

@@ -6,6 +6,9 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext_lazy
+
 HOSTS = {"github.com": "github", "gitee.com": "gitee"}
 HOST_DOMAINS = {v: k for k, v in HOSTS.items()}
 _NAME = r"[A-Za-z0-9_.-]+"
@@ -16,20 +19,32 @@ GITHUB_NUMBER = re.compile(r"^[1-9][0-9]*$")
 GITEE_NUMBER = re.compile(r"^[A-Z0-9]+$")
 # Issue's owner, repo and number columns: a longer part would fail the whole import (issue 12).
 COLUMN_CHARS = {"owner": 100, "repository": 100, "number": 20}
+PART_NAMES = {
+    "owner": pgettext_lazy("issue URL part", "owner"),
+    "repository": pgettext_lazy("issue URL part", "repository"),
+    "number": pgettext_lazy("issue URL part", "number"),
+}
 
 # What each forge allows as account and repository names (matched whole, with fullmatch). They
 # become path segments of API requests, so `..` or `/` must never get through.
 GITHUB_OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
 GITHUB_REPO = re.compile(r"[A-Za-z0-9._-]{1,100}")
 GITEE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,190}")
+_GITEE_RULE = gettext_lazy("letters, digits, '_', '.' or '-', starting with a letter or digit")
 _NAME_RULES = {
     "github": (
-        (GITHUB_OWNER, "1 to 39 letters, digits or hyphens, starting with a letter or digit"),
-        (GITHUB_REPO, "1 to 100 letters, digits, '.', '_' or '-', and not '.' or '..'"),
+        (
+            GITHUB_OWNER,
+            gettext_lazy("1 to 39 letters, digits or hyphens, starting with a letter or digit"),
+        ),
+        (
+            GITHUB_REPO,
+            gettext_lazy("1 to 100 letters, digits, '.', '_' or '-', and not '.' or '..'"),
+        ),
     ),
     "gitee": (
-        (GITEE_NAME, "letters, digits, '_', '.' or '-', starting with a letter or digit"),
-        (GITEE_NAME, "letters, digits, '_', '.' or '-', starting with a letter or digit"),
+        (GITEE_NAME, _GITEE_RULE),
+        (GITEE_NAME, _GITEE_RULE),
     ),
 }
 _HOST_NAMES = {"github": "GitHub", "gitee": "Gitee"}
@@ -54,17 +69,18 @@ def repository_name_check(host: str, owner: str, repo: str) -> None:
     as path segments: never '.', '..', empty, or holding '/')."""
     rules = _NAME_RULES.get(host)
     if rules is None:
-        raise BadRepositoryName("host", f"unknown host {host!r}; Concord takes github and gitee")
+        message = _("unknown host %(host)s; Concord takes github and gitee")
+        raise BadRepositoryName("host", message % {"host": repr(host)})
     (owner_rule, owner_says), (repo_rule, repo_says) = rules
     forge = _HOST_NAMES[host]
     if not isinstance(owner, str) or not owner_rule.fullmatch(owner) or owner in (".", ".."):
-        raise BadRepositoryName(
-            "owner", f"{owner!r} is not an account name {forge} allows: {owner_says}."
-        )
+        message = _("%(name)s is not an account name %(forge)s allows: %(rule)s.")
+        place = {"name": repr(owner), "forge": forge, "rule": owner_says}
+        raise BadRepositoryName("owner", message % place)
     if not isinstance(repo, str) or not repo_rule.fullmatch(repo) or repo in (".", ".."):
-        raise BadRepositoryName(
-            "repo", f"{repo!r} is not a repository name {forge} allows: {repo_says}."
-        )
+        message = _("%(name)s is not a repository name %(forge)s allows: %(rule)s.")
+        place = {"name": repr(repo), "forge": forge, "rule": repo_says}
+        raise BadRepositoryName("repo", message % place)
 
 
 def web_url(value: object) -> str:
@@ -132,30 +148,44 @@ def parse_issue_url(text: str) -> IssueRef:
     url = text.strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
-        raise BadIssueUrl(f"{url!r} is not an http(s) URL")
+        raise BadIssueUrl(_("%(url)s is not an http(s) URL") % {"url": repr(url)})
     host = HOSTS.get(parts.netloc.lower().removeprefix("www."))
     if host is None:
-        raise BadIssueUrl(f"unknown host {parts.netloc!r}; Concord takes github.com and gitee.com")
+        message = _("unknown host %(host)s; Concord takes github.com and gitee.com")
+        raise BadIssueUrl(message % {"host": repr(parts.netloc)})
     match = _PATH.match(parts.path)
     if match is None:
-        raise BadIssueUrl(f"{url!r} is not an issue URL (expected /owner/repo/issues/NUMBER)")
+        message = _("%(url)s is not an issue URL (expected /owner/repo/issues/NUMBER)")
+        raise BadIssueUrl(message % {"url": repr(url)})
     if match["kind"] != "issues":
-        raise BadIssueUrl(f"{url!r} is a pull request, not an issue")
+        raise BadIssueUrl(_("%(url)s is a pull request, not an issue") % {"url": repr(url)})
     try:
         repository_name_check(host, match["owner"], match["repo"])
     except BadRepositoryName as exc:
         raise BadIssueUrl(f"{url!r}: {exc.message}") from exc
     number = match["number"]
     if host == "github" and not GITHUB_NUMBER.match(number):
-        raise BadIssueUrl(f"GitHub issue numbers are positive integers, not {number!r}")
+        message = _("GitHub issue numbers are positive integers, not %(number)s")
+        raise BadIssueUrl(message % {"number": repr(number)})
     if host == "gitee" and not GITEE_NUMBER.match(number):
-        hint = " (Gitee ids are upper case)" if GITEE_NUMBER.match(number.upper()) else ""
-        raise BadIssueUrl(f"{number!r} is not a Gitee issue id{hint}")
+        if GITEE_NUMBER.match(number.upper()):
+            message = _("%(number)s is not a Gitee issue id (Gitee ids are upper case)")
+        else:
+            message = _("%(number)s is not a Gitee issue id")
+        raise BadIssueUrl(message % {"number": repr(number)})
     parts_given = (("owner", match["owner"]), ("repository", match["repo"]), ("number", number))
     for part, value in parts_given:
         if len(value) > COLUMN_CHARS[part]:
+            message = _(
+                "the %(part)s %(value)s… has %(length)s characters; Concord keeps at most %(limit)s"
+            )
             raise BadIssueUrl(
-                f"the {part} {value[:20]!r}… has {len(value)} characters; Concord keeps at most "
-                f"{COLUMN_CHARS[part]}"
+                message
+                % {
+                    "part": PART_NAMES[part],
+                    "value": repr(value[:20]),
+                    "length": len(value),
+                    "limit": COLUMN_CHARS[part],
+                }
             )
     return IssueRef(host, match["owner"], match["repo"], number)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import models, transaction
+from django.utils.translation import gettext as _
 
 from concord.errors import RowError, utf8_text
 from taxonomy.models import Example, ExampleKind, Level, Node, Taxonomy
@@ -53,16 +54,19 @@ def read_csv_rows(
             header = reader.fieldnames or []
             missing = [c for c in required if c not in header]
             if missing:
-                raise RowError(name, 1, missing[0], f"missing column(s) {', '.join(missing)}")
+                message = _("missing column(s) %(columns)s") % {"columns": ", ".join(missing)}
+                raise RowError(name, 1, missing[0], message)
             for row in reader:
                 extra = row.pop(None, None)
                 if extra and spill_into is None:
-                    raise RowError(name, reader.line_num, None, "more cells than header columns")
+                    message = _("more cells than header columns")
+                    raise RowError(name, reader.line_num, None, message)
                 if extra:
                     row[spill_into] = ",".join([row[spill_into], *extra])
                 yield reader.line_num, {k: (v or "").strip() for k, v in row.items()}
     except csv.Error as exc:
-        raise RowError(name, 0, None, f"not a readable CSV file: {exc}") from exc
+        message = _("not a readable CSV file: %(reason)s") % {"reason": exc}
+        raise RowError(name, 0, None, message) from exc
 
 
 def taxonomy_load(
@@ -77,7 +81,7 @@ def taxonomy_load(
         _add_translations(rows, translations)
     created = updated = unchanged = 0
     with transaction.atomic():
-        taxonomy, _ = Taxonomy.objects.get_or_create(name=name, version=version)
+        taxonomy, _created = Taxonomy.objects.get_or_create(name=name, version=version)
         by_code = {n.code: n for n in taxonomy.nodes.all()}
         for position, (_, row) in enumerate(rows):
             wanted = {
@@ -115,14 +119,15 @@ def _add_translations(rows: list[tuple[int, dict[str, str]]], path: Path) -> Non
     for line, translated in read_csv_rows(path, TRANSLATION_COLUMNS):
         code = translated["code"]
         if code not in by_code:
-            raise RowError(str(path), line, "code", f"no node {code!r} in the taxonomy file")
+            message = _("no node %(code)s in the taxonomy file") % {"code": repr(code)}
+            raise RowError(str(path), line, "code", message)
         if code in seen:
-            raise RowError(str(path), line, "code", f"{code} is translated twice")
+            message = _("%(code)s is translated twice") % {"code": code}
+            raise RowError(str(path), line, "code", message)
         seen.add(code)
         if len(translated["name_zh"]) > COLUMN_LIMITS["name_zh"]:
-            raise RowError(
-                str(path), line, "name_zh", f"longer than {COLUMN_LIMITS['name_zh']} characters"
-            )
+            message = _("longer than %(most)s characters") % {"most": COLUMN_LIMITS["name_zh"]}
+            raise RowError(str(path), line, "name_zh", message)
         for column in CHINESE_COLUMNS:
             by_code[code][column] = translated.get(column, "")
 
@@ -143,30 +148,35 @@ def _check_tree(path: Path, rows: list[tuple[int, dict[str, str]]]) -> None:
     for line, row in rows:
         code, level, parent = row["code"], row["level"], row["parent"]
         if not code:
-            raise RowError(str(path), line, "code", "empty code")
+            raise RowError(str(path), line, "code", _("empty code"))
         if code in seen:
-            raise RowError(str(path), line, "code", f"duplicate code {code!r}")
+            message = _("duplicate code %(code)s") % {"code": repr(code)}
+            raise RowError(str(path), line, "code", message)
         if level not in levels:
-            raise RowError(str(path), line, "level", f"unknown level {level!r}; use {levels}")
+            message = _("unknown level %(level)s; use %(levels)s")
+            raise RowError(
+                str(path), line, "level", message % {"level": repr(level), "levels": levels}
+            )
         if not row["name"]:
-            raise RowError(str(path), line, "name", f"node {code} has no name")
+            message = _("node %(code)s has no name") % {"code": code}
+            raise RowError(str(path), line, "name", message)
         for column, limit in COLUMN_LIMITS.items():
             if len(row.get(column) or "") > limit:
-                raise RowError(str(path), line, column, f"longer than {limit} characters")
+                message = _("longer than %(most)s characters") % {"most": limit}
+                raise RowError(str(path), line, column, message)
         if level == Level.TYPE:
             if parent:
-                raise RowError(str(path), line, "parent", f"type {code} cannot have a parent")
+                message = _("type %(code)s cannot have a parent") % {"code": code}
+                raise RowError(str(path), line, "parent", message)
         elif parent not in seen:
+            message = _("parent %(parent)s of %(code)s not defined above")
             raise RowError(
-                str(path), line, "parent", f"parent {parent!r} of {code} not defined above"
+                str(path), line, "parent", message % {"parent": repr(parent), "code": code}
             )
         elif levels.index(seen[parent]) != levels.index(level) - 1:
-            raise RowError(
-                str(path),
-                line,
-                "level",
-                f"{code} is a {level} but its parent {parent} is a {seen[parent]}",
-            )
+            message = _("%(code)s is a %(level)s but its parent %(parent)s is a %(parent_level)s")
+            place = {"code": code, "level": level, "parent": parent, "parent_level": seen[parent]}
+            raise RowError(str(path), line, "level", message % place)
         seen[code] = level
 
 
@@ -179,12 +189,9 @@ def examples_load(*, path: Path, taxonomy: Taxonomy) -> LoadReport:
             ("", row["subcategory"])
         )
         if node is None:
-            raise RowError(
-                str(path),
-                line,
-                "subcategory",
-                f"no sub-theme named {row['subcategory']!r} under {row['rootcause']!r}",
-            )
+            message = _("no sub-theme named %(subtheme)s under %(theme)s")
+            names = {"subtheme": repr(row["subcategory"]), "theme": repr(row["rootcause"])}
+            raise RowError(str(path), line, "subcategory", message % names)
         kind = _example_kind(path, node)
         items = [t.strip() for t in row["symptoms"].split(DETAIL_ITEM_SEPARATOR)]
         planned.extend((node, kind, text, i) for i, text in enumerate(t for t in items if t))
@@ -234,9 +241,5 @@ def _example_kind(path: Path, node: Node) -> str:
     for word, kind in _KIND_BY_WORD.items():
         if word in path.name.lower():
             return kind
-    raise RowError(
-        str(path),
-        0,
-        None,
-        f"cannot tell whether {path.name} holds symptoms, intents or expectations",
-    )
+    message = _("cannot tell whether %(file)s holds symptoms, intents or expectations")
+    raise RowError(str(path), 0, None, message % {"file": path.name})

@@ -27,6 +27,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.gate import OPERATOR, Write, gate
 from annotation.lifecycle import Move, Outcome, item_outcome, items_move, resolution_method
@@ -61,10 +62,11 @@ class ImportFailed(ConcordError):
     def __init__(self, errors: list[RowError]) -> None:
         self.errors = errors
         shown = "\n".join(f"  {e}" for e in errors[:MAX_REPORTED])
-        more = (
-            f"\n  ... and {len(errors) - MAX_REPORTED} more" if len(errors) > MAX_REPORTED else ""
-        )
-        super().__init__(f"{len(errors)} problem(s); nothing was imported:\n{shown}{more}")
+        more = ""
+        if len(errors) > MAX_REPORTED:
+            more = "\n  " + _("... and %(more)s more") % {"more": len(errors) - MAX_REPORTED}
+        message = _("%(count)s problem(s); nothing was imported:") % {"count": len(errors)}
+        super().__init__(f"{message}\n{shown}{more}")
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,11 @@ class Repeat:
     labels_differ: bool  # any LabelJ or Final_Label cell differs from the kept row
 
     def __str__(self) -> str:
-        labels = "different labels" if self.labels_differ else "the same labels"
-        return f"line {self.line}: skipped, repeats line {self.first_line} with {labels}"
+        if self.labels_differ:
+            message = _("line %(line)s: skipped, repeats line %(first)s with different labels")
+        else:
+            message = _("line %(line)s: skipped, repeats line %(first)s with the same labels")
+        return message % {"line": self.line, "first": self.first_line}
 
 
 @dataclass(frozen=True)
@@ -151,7 +156,7 @@ def parse_study_csv(
     try:
         header = next(reader, [])
     except csv.Error as exc:
-        raise ImportFailed([RowError(name, 1, None, f"unreadable CSV: {exc}")]) from exc
+        raise ImportFailed([RowError(name, 1, None, _unreadable(exc))]) from exc
     columns = _label_columns(header, name)
     errors: list[RowError] = []
     rows: list[StudyRow] = []
@@ -172,17 +177,23 @@ def parse_study_csv(
                 continue
             differ = (row.labels, row.final) != (first.labels, first.final)
             if refuse_repeats:
-                labels = " with different labels" if differ else ""
-                errors.append(
-                    RowError(name, line, URL_COLUMN, f"duplicate of line {first.line}{labels}")
-                )
+                if differ:
+                    message = _("duplicate of line %(line)s with different labels")
+                else:
+                    message = _("duplicate of line %(line)s")
+                errors.append(RowError(name, line, URL_COLUMN, message % {"line": first.line}))
             else:
                 repeats.append(Repeat(line, first.line, row.ref, differ))
     except csv.Error as exc:
-        errors.append(RowError(name, reader.line_num, None, f"unreadable CSV: {exc}"))
+        errors.append(RowError(name, reader.line_num, None, _unreadable(exc)))
     if errors:
         raise ImportFailed(errors)
     return rows, columns, repeats
+
+
+def _unreadable(exc: csv.Error) -> str:
+    """The csv module's own (English) words, inside the reader's language."""
+    return _("unreadable CSV: %(reason)s") % {"reason": exc}
 
 
 def _label_columns(header: list[str], name: str) -> list[int]:
@@ -190,29 +201,27 @@ def _label_columns(header: list[str], name: str) -> list[int]:
     if header == [URL_COLUMN]:
         return []  # issues to label, no labels yet
     if len(header) < 3 or header[0] != URL_COLUMN or header[-1] != FINAL_COLUMN:
-        raise ImportFailed(
-            [
-                RowError(
-                    name,
-                    1,
-                    None,
-                    f"header must be {URL_COLUMN},Label1..LabelN,{FINAL_COLUMN} (or "
-                    f"{URL_COLUMN} alone); found {','.join(header)!r}",
-                )
-            ]
+        message = _(
+            "header must be %(url)s,Label1..LabelN,%(final)s (or %(url)s alone); found %(found)s"
         )
+        found = {"url": URL_COLUMN, "final": FINAL_COLUMN, "found": repr(",".join(header))}
+        raise ImportFailed([RowError(name, 1, None, message % found)])
     numbers = []
     for position, title in enumerate(header[1:-1], start=1):
         match = LABEL_COLUMN.match(title)
         if match is None or int(match[1]) != position:
-            raise ImportFailed([RowError(name, 1, title, f"expected Label{position} here")])
+            message = _("expected %(column)s here") % {"column": f"Label{position}"}
+            raise ImportFailed([RowError(name, 1, title, message)])
         numbers.append(position)
     return numbers
 
 
 def _parse_row(record, header, codes, name, line, errors) -> StudyRow | None:
     if len(record) != len(header):
-        errors.append(RowError(name, line, None, f"{len(record)} cells, header has {len(header)}"))
+        message = _("%(cells)s cells, header has %(columns)s")
+        errors.append(
+            RowError(name, line, None, message % {"cells": len(record), "columns": len(header)})
+        )
         return None
     try:
         ref = parse_issue_url(record[0])
@@ -225,7 +234,8 @@ def _parse_row(record, header, codes, name, line, errors) -> StudyRow | None:
     for title, cell in zip(header[1:], record[1:], strict=True):
         code = cell.strip()
         if code and code not in codes:
-            errors.append(RowError(name, line, title.strip(), f"unknown taxonomy code {code!r}"))
+            message = _("unknown taxonomy code %(code)s") % {"code": repr(code)}
+            errors.append(RowError(name, line, title.strip(), message))
         nodes.append(codes.get(code) if code else None)
     return StudyRow(line, ref, tuple(nodes[:-1]), nodes[-1])
 
@@ -271,20 +281,16 @@ def _write(
             if key not in existing:
                 new_annotations.append((item_id, key[1], node_id))
             elif existing[key] != node_id:
-                errors.append(
-                    RowError(
-                        name, row.line, f"Label{column}", "differs from the label already stored"
-                    )
-                )
+                message = _("differs from the label already stored")
+                errors.append(RowError(name, row.line, f"Label{column}", message))
         if row.final is None:
             continue
         if item_id not in resolved:
             labels = [n for n in row.labels if n is not None]
             new_resolutions.append((item_id, row.final, resolution_method(labels, row.final)))
         elif resolved[item_id] != row.final:
-            errors.append(
-                RowError(name, row.line, FINAL_COLUMN, "differs from the resolution already stored")
-            )
+            message = _("differs from the resolution already stored")
+            errors.append(RowError(name, row.line, FINAL_COLUMN, message))
     if errors:
         raise ImportFailed(errors)
 
@@ -399,10 +405,10 @@ def _labels_by_item(
 ) -> dict[int, list[int]]:
     wanted = set(item_ids)
     labels: dict[int, list[int]] = defaultdict(list)
-    for (item_id, _), node_id in existing.items():
+    for (item_id, _volunteer), node_id in existing.items():
         if item_id in wanted:
             labels[item_id].append(node_id)
-    for item_id, _, node_id in new:
+    for item_id, _volunteer, node_id in new:
         if item_id in wanted:
             labels[item_id].append(node_id)
     return labels
@@ -453,7 +459,7 @@ def _column_volunteers(project: Project, columns: list[int], name: str) -> dict[
 
 
 def _placeholder(project: Project, column: int, name: str):
-    user, _ = get_user_model().objects.get_or_create(
+    user, _created = get_user_model().objects.get_or_create(
         username=placeholder_username(project, column),
         defaults={
             "password": make_password(None),  # unusable: nobody signs in as a column
@@ -462,7 +468,10 @@ def _placeholder(project: Project, column: int, name: str):
         },
     )
     if not is_placeholder(user, project, column):  # only staff can give it a password
-        message = f"the account {user.username} can sign in; map a member to Label{column} instead"
+        message = _("the account %(account)s can sign in; map a member to %(column)s instead") % {
+            "account": user.username,
+            "column": f"Label{column}",
+        }
         raise ImportFailed([RowError(name, 1, f"Label{column}", message)])
     Membership.objects.update_or_create(
         project=project, user=user, defaults={"role": Role.VOLUNTEER, "column": column}

@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.access import ROLE_RANK
 from annotation.audit import audit_record
@@ -45,7 +46,8 @@ def invitation_create(
     again)."""
     gate(inviter, project, Write.MEMBERS)
     if not 1 <= days <= INVITATION_MAX_DAYS:
-        raise ConcordError(f"An invitation lasts 1 to {INVITATION_MAX_DAYS} days, not {days}.")
+        message = _("An invitation lasts 1 to %(most)s days, not %(days)s.")
+        raise ConcordError(message % {"most": INVITATION_MAX_DAYS, "days": days})
     token = secrets.token_urlsafe(32)
     invitation = Invitation.objects.create(
         project=project,
@@ -75,11 +77,13 @@ def invitation_valid(token: str) -> Invitation:
         .first()
     )
     if invitation is None:
-        raise InvitationUnusable("This invitation link is not valid; ask for a new one.")
+        raise InvitationUnusable(_("This invitation link is not valid; ask for a new one."))
     if invitation.used_at is not None:
-        raise InvitationUnusable("This invitation link has been used already; ask for a new one.")
+        raise InvitationUnusable(
+            _("This invitation link has been used already; ask for a new one.")
+        )
     if invitation.expires_at <= timezone.now():
-        raise InvitationUnusable("This invitation link has expired; ask for a new one.")
+        raise InvitationUnusable(_("This invitation link has expired; ask for a new one."))
     _inviter_check(invitation)
     return invitation
 
@@ -90,11 +94,14 @@ def _inviter_check(invitation: Invitation) -> None:
     refusal = write_refusal(invitation.created_by or OPERATOR, invitation.project, Write.MEMBERS)
     if isinstance(refusal, WriteForbidden):
         raise InvitationUnusable(
-            "Whoever made this invitation link no longer manages the project's members; "
-            "ask for a new one."
+            _(
+                "Whoever made this invitation link no longer manages the project's members; "
+                "ask for a new one."
+            )
         )
     if refusal is not None:
-        raise InvitationUnusable(f"{refusal.message} Ask for a new invitation once it is restored.")
+        message = _("%(refusal)s Ask for a new invitation once it is restored.")
+        raise InvitationUnusable(message % {"refusal": refusal.message})
 
 
 @transaction.atomic
@@ -105,7 +112,9 @@ def invitation_accept(*, token: str, user) -> Membership:
     found = invitation_valid(token)
     invitation = Invitation.objects.select_for_update().get(pk=found.pk)
     if invitation.used_at is not None:
-        raise InvitationUnusable("This invitation link has been used already; ask for a new one.")
+        raise InvitationUnusable(
+            _("This invitation link has been used already; ask for a new one.")
+        )
     membership, created = Membership.objects.get_or_create(
         project=found.project, user=user, defaults={"role": invitation.role}
     )
@@ -159,7 +168,8 @@ def parse_member_list(text: str, name: str) -> list[tuple[str, str]]:
     seen: set[str] = set()
     lines = text.splitlines()
     if len(lines) > BULK_MAX_LINES:
-        raise ConcordError(f"{name}: {len(lines)} lines; add at most {BULK_MAX_LINES} at once.")
+        message = _("%(name)s: %(lines)s lines; add at most %(most)s at once.")
+        raise ConcordError(message % {"name": name, "lines": len(lines), "most": BULK_MAX_LINES})
     user_model = get_user_model()
     username_field = user_model._meta.get_field("username")
     for number, raw in enumerate(lines, start=1):
@@ -172,7 +182,8 @@ def parse_member_list(text: str, name: str) -> list[tuple[str, str]]:
             try:
                 validate_email(line)
             except ValidationError:
-                errors.append(RowError(name, number, None, f"not an e-mail address: {line!r}"))
+                message = _("not an e-mail address: %(line)s") % {"line": repr(line)}
+                errors.append(RowError(name, number, None, message))
                 continue
             email = line
         try:
@@ -181,10 +192,12 @@ def parse_member_list(text: str, name: str) -> list[tuple[str, str]]:
             errors.append(RowError(name, number, None, f"{line!r}: {' '.join(exc.messages)}"))
             continue
         if len(username) > USERNAME_MAX:
-            errors.append(RowError(name, number, None, "longer than 150 characters"))
+            message = _("longer than %(most)s characters") % {"most": USERNAME_MAX}
+            errors.append(RowError(name, number, None, message))
             continue
         if username.lower() in seen:
-            errors.append(RowError(name, number, None, f"{line!r} is listed twice"))
+            message = _("%(line)s is listed twice") % {"line": repr(line)}
+            errors.append(RowError(name, number, None, message))
             continue
         seen.add(username.lower())
         entries.append((username, email))
@@ -249,7 +262,7 @@ def _locked_membership(project: Project, membership_id: int) -> Membership:
         .first()
     )
     if membership is None:
-        raise NotFound("No such member in this project.")
+        raise NotFound(_("No such member in this project."))
     return membership
 
 
@@ -258,9 +271,8 @@ def _refuse_losing_last_admin(project: Project, membership: Membership) -> None:
         return
     admins = project.memberships.select_for_update().filter(role=Role.ADMIN).count()
     if admins <= 1:
-        raise Conflict(
-            f"{membership.user} is the project's only admin; make someone else admin first."
-        )
+        message = _("%(member)s is the project's only admin; make someone else admin first.")
+        raise Conflict(message % {"member": membership.user})
 
 
 @transaction.atomic
@@ -313,7 +325,9 @@ def member_column_set(
     if membership.column == column:
         return membership
     if column is not None and not 1 <= column <= 999:
-        raise ConcordError(f"Column must be between 1 and 999, not {column}.")
+        raise ConcordError(
+            _("Column must be between 1 and 999, not %(column)s.") % {"column": column}
+        )
     moved = 0
     holder = None
     if column is not None:
@@ -326,7 +340,8 @@ def member_column_set(
         )
     if column is not None and holder is not None:
         if not is_placeholder(holder.user, project, column):
-            raise Conflict(f"Label{column} is mapped to {holder.user} already.")
+            message = _("%(column)s is mapped to %(member)s already.")
+            raise Conflict(message % {"column": f"Label{column}", "member": holder.user})
         moved = _labels_pass_on(project, holder.user_id, membership.user_id)
         holder.column = None
         holder.save(update_fields=["column"])
@@ -349,8 +364,9 @@ def _labels_pass_on(project: Project, from_user: int, to_user: int) -> int:
         item__in=Annotation.objects.filter(volunteer_id=to_user).values("item")
     ).count()
     if clash:
-        raise Conflict(
-            f"The member labeled {clash} of the items this column labeled; "
+        message = _(
+            "The member labeled %(clash)s of the items this column labeled; "
             "they cannot take over its labels."
         )
+        raise Conflict(message % {"clash": clash})
     return labels.update(volunteer_id=to_user)
