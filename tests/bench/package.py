@@ -10,6 +10,11 @@ on its own database (default `concord_bench_package`), starts from no project an
            layout), into a new project. Target <= 60 s.
 * export - `manage.py export_package -o package.zip` equivalent. Target <= 10 s. Every label
            file and yearly list of the export is checked byte for byte against the package.
+* archive - `manage.py archive_project` equivalent: the whole project into one archive file.
+           Target <= 60 s.
+* restore - `manage.py restore_project` equivalent, after the project and its issues are
+           deleted (every item, issue and label is made again). Target <= 60 s. The restored
+           project's study export must equal the original's.
 
 Options: --repeats N, --rows N, --force (a database not named *bench*).
 """
@@ -37,7 +42,7 @@ from tests.bench.run import (
 )
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_package"
-TARGETS = {"import": 60.0, "export": 10.0}
+TARGETS = {"import": 60.0, "export": 10.0, "archive": 60.0, "restore": 60.0}
 SLUG = "bench-package"
 CARRIED = ("filter_keywords", "taxonomy.csv", "study-details")
 
@@ -127,6 +132,27 @@ def export_once(target: Path) -> int:
     return package_write(project, package_options(project), target)
 
 
+def archive_once(target: Path) -> int:
+    from annotation.archive.writing import archive_write
+    from annotation.models import Project
+
+    return archive_write(Project.objects.get(slug=SLUG), target)
+
+
+def study_export() -> str:
+    from annotation.models import Project
+    from annotation.reporting.exports import export_lines, export_options
+
+    project = Project.objects.get(slug=SLUG)
+    return "".join(export_lines(project, export_options(project, format="study")))
+
+
+def restore_once(archive: Path) -> None:
+    from annotation.archive.restoring import archive_restore
+
+    archive_restore(archive)
+
+
 def same_bytes(folder: Path, archive: Path) -> list[str]:
     """The package's label files and yearly lists that the export does not give back as they
     were."""
@@ -176,6 +202,19 @@ def main(argv: list[str] | None = None) -> int:
             wrong = same_bytes(folder, target)
             if wrong:
                 problems.append(f"run {run + 1}: not byte for byte: {', '.join(wrong[:5])}")
+            archive = Path(scratch) / f"archive-{run}.zip"
+            seconds, written = timed(lambda archive=archive: archive_once(archive))
+            figures["archive"].runs.append(seconds)
+            before = study_export()
+            reset()
+            restored, _ = timed(lambda archive=archive: restore_once(archive))
+            figures["restore"].runs.append(restored)
+            print(
+                f"  run {run + 1}: archive {seconds:.1f} s ({written} rows, "
+                f"{archive.stat().st_size / 1e6:.0f} MB), restore {restored:.1f} s"
+            )
+            if study_export() != before:
+                problems.append(f"run {run + 1}: the restored project exports otherwise")
     print_table(list(figures.values()))
     failed = [f.name for f in figures.values() if f.verdict == "FAIL"]
     for problem in problems:
