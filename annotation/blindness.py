@@ -7,6 +7,9 @@ proposals and project pages all ask here, and so does every refusal that an item
 volunteer (BlindRefusal: skips, screening votes, edits). tests/test_blindness.py walks every page
 and API answer a volunteer can reach, before and after others work on the item, and compares them
 byte by byte; tests/test_blind_refusals.py asks for those refusals on items in every stage.
+
+The same holds for an interview transcript coded by several coders (issue 27): until every coder
+is done, each sees only their own codes (coding_revealed, passages_seen_by).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.access import has_role, role_reaches
 from annotation.models import REVEALED_STAGES, Annotation, Item, Project, Role, Stage
+from taxonomy.interviews.models import CodedPassage, Transcript
 
 BLIND = "blind"  # the stage a volunteer is shown before an item has all its labels
 
@@ -107,3 +111,30 @@ def stage_counts_seen(counts: dict[str, int], project: Project, role: str | None
         shown = folded.get(stage, stage)
         seen[shown] = seen.get(shown, 0) + n
     return seen
+
+
+# ---------------------------------------------------------------- coding interview transcripts
+
+
+def coding_revealed(transcript: Transcript) -> bool:
+    """Whether a transcript's coders may see each other's codes: once at least two coders code
+    it and every one of them is done (then no one's coding can still follow another's)."""
+    done = [coder.done_at is not None for coder in transcript.coders.all()]
+    return len(done) >= 2 and all(done)
+
+
+def sees_all_codes(viewer, transcript: Transcript, project: Project) -> bool:
+    """Whether `viewer` may see every coder's codes on `transcript` (and so the agreement): once
+    it is revealed; before, a lead who is not one of its coders. A coder sees their own only."""
+    if coding_revealed(transcript):
+        return True
+    is_coder = any(coder.coder_id == viewer.pk for coder in transcript.coders.all())
+    return not is_coder and has_role(viewer, project, Role.LEAD)
+
+
+def passages_seen_by(viewer, transcript: Transcript, project: Project) -> QuerySet[CodedPassage]:
+    """The coded passages of `transcript` that `viewer` may see (sees_all_codes, or their own)."""
+    passages = CodedPassage.objects.filter(transcript=transcript)
+    if sees_all_codes(viewer, transcript, project):
+        return passages
+    return passages.filter(coder=viewer)

@@ -54,6 +54,7 @@ class Write(models.TextChoices):
     EXPORT = "export", _("exporting")
     INTERVIEWS = "interviews", _("importing interviews and mapping their codes")
     DUPLICATES = "duplicates", _("the near-duplicate index and its pairs")
+    CODE = "code", _("coding interview transcripts")
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ POLICIES: dict[Write, Policy] = {
     Write.EXPORT: Policy(Role.ADMIN, while_archived=True),
     Write.INTERVIEWS: Policy(Role.LEAD),
     Write.DUPLICATES: Policy(Role.LEAD),
+    Write.CODE: Policy(Role.VOLUNTEER),
 }
 
 

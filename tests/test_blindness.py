@@ -24,6 +24,7 @@ from tests.test_role_matrix import (
     RULES,
     finished_export,
     interview_participant,
+    interview_transcript,
     invitation_token,
     open_proposal,
 )
@@ -55,6 +56,7 @@ def url_objects(project, personas, settings, tmp_path, item) -> dict[str, dict]:
         "invitation": {"token": invitation_token(project, personas)},
         # the public one-time ranking link of an interview participant (issue 27)
         "ranking_link": {"token": interview_participant(project, personas["lead"])[1]},
+        "transcript": interview_transcript(project),
         "password_reset": {"uidb64": "MQ", "token": "set-password"},
         "": {},
     }

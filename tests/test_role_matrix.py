@@ -46,6 +46,7 @@ RULES: dict[str, Rule] = {
     "logout": Rule("public", method="post"),
     "set_language": Rule("public", method="post"),
     "api-token": Rule("signed-in"),
+    "single-keys": Rule("signed-in", method="post"),
     "schema": Rule("signed-in"),
     "api-docs": Rule("signed-in"),
     "api-root": Rule("signed-in"),
@@ -110,6 +111,15 @@ RULES: dict[str, Rule] = {
     # a participant's one-time ranking link is public: they need no account
     "ranking-link": Rule("public", kwargs="ranking_link"),
     "interview-codebook-qdc": Rule("lead", kwargs="project"),
+    # coding transcripts: every member codes (blind); leads upload, assign and export
+    "interview-transcripts": Rule("volunteer", kwargs="project"),
+    "interview-transcript": Rule("volunteer", kwargs="transcript"),
+    "transcript-join": Rule("volunteer", method="post", kwargs="transcript"),
+    "transcript-assign": Rule("lead", method="post", kwargs="transcript"),
+    "transcript-code": Rule("volunteer", method="post", kwargs="transcript"),
+    "transcript-uncode": Rule("volunteer", method="post", kwargs="transcript"),
+    "transcript-done": Rule("volunteer", method="post", kwargs="transcript"),
+    "coded-passages-csv": Rule("lead", kwargs="project"),
     # near-duplicate issues (annotation/duplicates/): the lead's queue, pairs and index; an item's
     # duplicates for every member (volunteers see only revealed ones: tests/test_blindness.py)
     "duplicates": Rule("lead", kwargs="project"),
@@ -339,6 +349,15 @@ def interview_participant(project, creator) -> tuple[int, str]:
     return participant.pk, ranking_link_create(participant=participant, creator=creator)[1]
 
 
+def interview_transcript(project) -> dict:
+    """A transcript of the project to code: its URL kwargs."""
+    from taxonomy.interviews.models import Transcript
+
+    text = "Q: What broke?\nA: The loss went flat after the upgrade.\n"
+    transcript = Transcript.objects.create(project=project, name="U1.txt", text=text)
+    return {"slug": project.slug, "pk": transcript.pk}
+
+
 def interview_import(project) -> int:
     from taxonomy.interviews.models import InterviewImportJob
 
@@ -413,6 +432,7 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
     participant, ranking_token = interview_participant(project, personas["lead"])
     objects["participant"] = {"slug": project.slug, "pk": participant}
     objects["ranking_link"] = {"token": ranking_token}
+    objects["transcript"] = interview_transcript(project)
     return objects, people
 
 

@@ -274,7 +274,7 @@ def build_world(personas, project, settings, tmp_path) -> World:
         IssueFactory(number=number, source=source)
     _invitation, token = invitation_create(project=project, inviter=people["admin"])
     slug = project.slug
-    from tests.test_role_matrix import interview_participant
+    from tests.test_role_matrix import interview_participant, interview_transcript
 
     participant, ranking_token = interview_participant(project, people["lead"])
     targets = {
@@ -293,6 +293,7 @@ def build_world(personas, project, settings, tmp_path) -> World:
         "participant": {"slug": slug, "pk": participant},
         "ranking_link": {"token": ranking_token},
         "pair": duplicate_pair(project),
+        "transcript": interview_transcript(project),
     }
     ids = {"source": source.pk, "open_item": open_item.pk, "candidate": candidate.pk}
     return World(project=project, other=other, people=people, targets=targets, ids=ids)
@@ -366,6 +367,41 @@ RANKINGS = b"Participant,Rank,Category\nU1,1,C.4\nU1,2,C.9\n"
 
 def rankings_file() -> SimpleUploadedFile:
     return SimpleUploadedFile("rankings.csv", RANKINGS, content_type="text/csv")
+
+
+def transcript_file() -> SimpleUploadedFile:
+    return SimpleUploadedFile("U2.txt", b"Q: Why?\nA: It hangs.\n", content_type="text/plain")
+
+
+def coding(body: Body | Callable[[World, Any], Body]) -> Callable[[World, Any], Body]:
+    """`body` (or what it builds), once the person codes the transcript."""
+
+    def payload(w: World, user) -> Body:
+        from taxonomy.interviews.models import TranscriptCoder
+
+        if user is not None:
+            TranscriptCoder.objects.get_or_create(
+                transcript_id=w.targets["transcript"]["pk"], coder=user
+            )
+        return body(w, user) if callable(body) else body
+
+    return payload
+
+
+def own_passage(w: World, user) -> Body:
+    """The id of a passage the person coded (any id for nobody)."""
+    from taxonomy.interviews.models import CodedPassage
+
+    if user is None:
+        return form(passage="1")
+    passage = CodedPassage.objects.create(
+        transcript_id=w.targets["transcript"]["pk"],
+        coder=user,
+        node_id=node_id(w.project, "C.1"),
+        start=0,
+        end=5,
+    )
+    return form(passage=str(passage.pk))
 
 
 def label_file() -> SimpleUploadedFile:
@@ -569,6 +605,19 @@ WRITES: dict[tuple[str, str], Entry] = {
         "project", lambda w, u: form(rankings=rankings_file()), Write.INTERVIEWS
     ),
     ("ranking-link", "post"): Entry("ranking_link", fixed(form(**{"rank-C-1": "C.4"})), None),
+    # coding transcripts: leads upload and assign; every member codes a transcript they joined
+    ("interview-transcripts", "post"): Entry(
+        "project", lambda w, u: form(transcript=transcript_file()), Write.INTERVIEWS, "lead"
+    ),
+    ("transcript-assign", "post"): Entry(
+        "transcript", lambda w, u: form(username=w.people["volunteer"].username), Write.INTERVIEWS
+    ),
+    ("transcript-join", "post"): Entry("transcript", fixed(NONE), Write.CODE),
+    ("transcript-code", "post"): Entry(
+        "transcript", coding(form(start="19", end="56", node_code="C.1")), Write.CODE
+    ),
+    ("transcript-uncode", "post"): Entry("transcript", coding(own_passage), Write.CODE),
+    ("transcript-done", "post"): Entry("transcript", coding(NONE), Write.CODE),
     # exports (they read the project; the job row is theirs)
     ("project-exports", "post"): Entry("project", fixed(form(format="study")), Write.EXPORT),
     ("api-project-export-jobs", "post"): Entry(
@@ -709,6 +758,8 @@ READS_ANY_METHOD = {
     "interview-codebook-qdc",
     "interview-participant",
     "ranking-link",
+    "interview-transcript",
+    "coded-passages-csv",
     "duplicates",
     "duplicate-compare",
     # pages whose POST is in WRITES; their other methods read
@@ -718,6 +769,7 @@ READS_ANY_METHOD = {
     "project-exports",
     "project-label-imports",
     "interview-imports",
+    "interview-transcripts",
     "project-items-from-source",
     "project-items-from-url-list",
     "project-pilot",

@@ -89,3 +89,38 @@ class RankingsFileForm(forms.Form):
         help_text=_("Each participant's top 3 categories per issue type; the columns are above."),
         widget=forms.ClearableFileInput(attrs={"accept": ".csv,text/csv"}),
     )
+
+
+class TranscriptForm(forms.Form):
+    transcript = forms.FileField(
+        label=_("Transcript"),
+        help_text=_("A .txt, .md (UTF-8) or .docx file; one turn to a line."),
+        widget=forms.ClearableFileInput(attrs={"accept": ".txt,.md,.markdown,.docx"}),
+    )
+    participant = forms.ModelChoiceField(
+        label=_("Participant"), queryset=None, required=False, empty_label="—"
+    )
+
+    def __init__(self, *args, participants, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["participant"].queryset = participants
+
+
+class PassageForm(forms.Form):
+    """A selected passage (character offsets, filled in by the page's script from the
+    selection or the focused line) and the category it is coded with."""
+
+    start = forms.IntegerField(min_value=0, max_value=10**7, widget=forms.HiddenInput)
+    end = forms.IntegerField(min_value=1, max_value=10**7, widget=forms.HiddenInput)
+    node_code = forms.CharField(
+        label=_("Category"),
+        max_length=30,
+        widget=forms.TextInput(attrs={"list": "coding-categories", "autocomplete": "off"}),
+    )
+    note = forms.CharField(
+        label=_("Note"), required=False, max_length=2000, widget=forms.TextInput()
+    )
+
+
+class CoderAssignForm(forms.Form):
+    username = forms.CharField(label=_("Member"), max_length=150)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation.interviews import views
+from annotation.interviews import coding_views, views
 
 urlpatterns = [
     path("projects/<slug:slug>/interviews/", views.interviews_page, name="interviews"),
@@ -51,5 +51,46 @@ urlpatterns = [
         "projects/<slug:slug>/interviews/codebook.qdc",
         views.codebook_qdc_download,
         name="interview-codebook-qdc",
+    ),
+    # coding transcripts in the browser
+    path(
+        "projects/<slug:slug>/interviews/transcripts/",
+        coding_views.transcripts_page,
+        name="interview-transcripts",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/transcripts/<int:pk>/",
+        coding_views.transcript_page,
+        name="interview-transcript",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/transcripts/<int:pk>/join/",
+        coding_views.transcript_join,
+        name="transcript-join",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/transcripts/<int:pk>/coders/",
+        coding_views.transcript_assign,
+        name="transcript-assign",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/transcripts/<int:pk>/code/",
+        coding_views.transcript_code,
+        name="transcript-code",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/transcripts/<int:pk>/uncode/",
+        coding_views.transcript_uncode,
+        name="transcript-uncode",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/transcripts/<int:pk>/done/",
+        coding_views.transcript_finish,
+        name="transcript-done",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/coded-passages.csv",
+        coding_views.coded_passages_download,
+        name="coded-passages-csv",
     ),
 ]
