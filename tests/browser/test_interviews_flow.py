@@ -1,7 +1,8 @@
 """The study's interviews from the browser (issue 27): a lead imports the codebook and the
-background sheet (a background job), maps a code the taxonomy lacks, makes a one-time ranking
-link that the participant opens on a phone without an account, and reads the triangulation,
-where the ranking counts."""
+background sheet (a background job), maps a code the taxonomy lacks, uploads a transcript that
+two volunteers code blind (one by keyboard, one by mouse) and reads their agreement, makes a
+one-time ranking link that the participant opens on a phone without an account, and reads the
+triangulation, where the ranking counts."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Role
-from taxonomy.interviews.models import Participant, QuoteLink
+from taxonomy.interviews.models import CodedPassage, Participant, QuoteLink
 from tests.browser.test_pages import collect_errors, sign_in
 from tests.conftest import STUDY
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
@@ -18,15 +19,60 @@ pytestmark = pytest.mark.browser
 
 JOB_TIMEOUT_MS = 90_000
 PHONE = {"width": 390, "height": 844}
+TRANSCRIPT = (
+    "Q: What went wrong when you trained?\n"
+    "A: The loss went flat after the framework upgrade.\n"
+    "Q: And the checkpoint?\n"
+    "A: It would not load on the new cards.\n"
+)
 
 
-def test_import_map_rank_on_a_phone_and_triangulate(
+def code_as(browser, live_server, tmp_path, username: str, how: str) -> None:
+    """A coder signs in, opens the transcript from the project page, joins its coders if the
+    lead did not assign them, codes a passage and says they are done."""
+    context = browser.new_context(base_url=live_server.url, locale="en-US")
+    page = context.new_page()
+    errors = collect_errors(page)
+    sign_in(page, username)
+    page.goto("/projects/interviews/")
+    page.get_by_role("link", name="Interview transcripts").click()
+    page.get_by_role("link", name="U1.txt").click()
+    if page.get_by_role("button", name="Code this transcript").count():
+        page.get_by_role("button", name="Code this transcript").click()
+    page.wait_for_selector("html[data-ready]")
+    if how == "keyboard":  # line 2, taken with Space; the category typed; Enter applies it
+        page.locator("#line-1").focus()
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("Space")
+        expect(page.locator("#passage-shown")).to_contain_text("The loss went flat")
+        page.keyboard.type("C.4")
+        page.keyboard.press("Enter")
+    else:  # words of line 4 selected with the mouse
+        page.locator("#line-4").scroll_into_view_if_needed()
+        box = page.locator("#line-4 .line-text").bounding_box()
+        page.mouse.move(box["x"] + 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2, steps=4)
+        page.mouse.up()
+        expect(page.locator("#passage-shown")).to_contain_text("would not load")
+        page.get_by_label("Category").fill("C.4")
+        page.get_by_role("button", name="Apply the code").click()
+    expect(page.get_by_text("Coded C.4.")).to_be_visible()
+    page.get_by_role("button", name="My coding is complete").click()
+    expect(page.locator("#coders")).to_contain_text(f"{username} · done")
+    assert errors == []
+    context.close()
+
+
+def test_import_map_code_rank_on_a_phone_and_triangulate(
     page, browser, live_server, study_taxonomy, eager_tasks, settings, tmp_path
 ):
     settings.VAR_DIR = tmp_path
     lead = UserFactory(username="interview-lead")
     project = ProjectFactory(taxonomy=study_taxonomy, slug="interviews", screening_enabled=False)
     MembershipFactory(project=project, user=lead, role=Role.LEAD)
+    for coder in ("coder-a", "coder-b"):
+        MembershipFactory(project=project, user=UserFactory(username=coder))
     errors = collect_errors(page)
     sign_in(page, "interview-lead")
 
@@ -51,6 +97,25 @@ def test_import_map_rank_on_a_phone_and_triangulate(
     expect(row.get_by_label("Category C.11 stands for")).to_have_value("C.10")
     assert {link.node.code for link in QuoteLink.objects.filter(code="C.11")} == {"C.10"}
 
+    # a transcript of U1, coded by two volunteers: one the lead assigns, one who volunteers
+    page.get_by_role("link", name="Transcripts").click()
+    transcript = tmp_path / "U1.txt"
+    transcript.write_text(TRANSCRIPT)
+    page.get_by_label("Transcript", exact=True).set_input_files(str(transcript))
+    page.get_by_label("Participant").select_option(label="U1")
+    page.get_by_role("button", name="Upload", exact=True).click()
+    page.get_by_label("Member").fill("coder-a")
+    page.get_by_role("button", name="Assign").click()
+    expect(page.locator("#coders")).to_contain_text("coder-a · coding")
+    code_as(browser, live_server, tmp_path, "coder-a", "keyboard")
+    code_as(browser, live_server, tmp_path, "coder-b", "mouse")
+    page.reload()
+    # both coded C.4: a line 2, b line 4; of 4 lines they agree on 2
+    expect(page.locator("#agreement-overall-1")).to_contain_text("observed agreement 0.50")
+    expect(page.locator(".disagreements")).to_contain_text("coder-b only")
+    assert CodedPassage.objects.filter(node__code="C.4").count() == 2
+
+    page.get_by_role("link", name="Participants").click()
     page.get_by_role("link", name="U1", exact=True).click()
     page.get_by_role("button", name="Make a one-time link").click()
     link = page.locator("#ranking-link a").get_attribute("href")
