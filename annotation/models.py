@@ -460,6 +460,7 @@ class ExportFormat(models.TextChoices):
     FINAL = "final", _("Final labels: one row per resolved issue")
     REPOSITORIES = "repositories", _("Per-repository statistics (the study's Table I)")
     PACKAGE = "package", _("Replication package (zip): the study's files, README, checksums")
+    ARCHIVE = "archive", _("Project archive (zip): the whole project, for restore_project")
 
 
 # The job row's base moved to concord.job_rows so taxonomy's jobs share it; the names stay here.

@@ -58,6 +58,11 @@ def archive_write(
     return written
 
 
+def archive_rows(project: Project) -> int:
+    """How many rows the archive of `project` holds (a count per table; a job's progress)."""
+    return sum(table.owned(project).order_by().count() for table in TABLES)
+
+
 def _write_table(
     archive: zipfile.ZipFile,
     table: Table,

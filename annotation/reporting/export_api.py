@@ -31,7 +31,12 @@ from annotation.reporting.export_jobs import (
     export_job_progress,
     export_job_start,
 )
-from annotation.reporting.exports import CSV_FORMATS, export_lines, export_options
+from annotation.reporting.exports import (
+    CSV_FORMATS,
+    ZIP_FORMATS,
+    export_lines,
+    export_options,
+)
 from concord.errors import NotFound
 from taxonomy.models import Level
 
@@ -169,10 +174,10 @@ class ProjectExportApi(APIView):
     )
     def get(self, request: Request, slug: str, export_format: str) -> StreamingHttpResponse:
         project = access_project(request.user, slug, at_least=Role.ADMIN)
-        if export_format == ExportFormat.PACKAGE:
+        if export_format in ZIP_FORMATS:
             raise NotFound(
-                "The replication package is a zip of files, written in the background: queue it "
-                "with POST export-jobs/ and format=package."
+                "The replication package and the project archive are zips of files, written in "
+                "the background: queue them with POST export-jobs/ and format=package or archive."
             )
         if export_format not in CSV_FORMATS:
             raise NotFound(f"No export format {export_format!r}; use one of {list(CSV_FORMATS)}.")

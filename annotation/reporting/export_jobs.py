@@ -11,6 +11,7 @@ again by the stale-job sweep, and the rerun claims it and rewrites the file from
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from django.utils import timezone
 from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 
+from annotation.archive.writing import archive_write
 from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
     Queued,
@@ -31,7 +33,13 @@ from annotation.jobs import (
     jobs_stale,
 )
 from annotation.models import ExportFormat, ExportJob, ExportStatus, Project
-from annotation.reporting.exports import ExportOptions, export_count, export_options, export_to_file
+from annotation.reporting.exports import (
+    ZIP_FORMATS,
+    ExportOptions,
+    export_count,
+    export_options,
+    export_to_file,
+)
 from annotation.reporting.package import package_write
 from concord.errors import ConcordError
 
@@ -80,7 +88,7 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
         options = export_options(job.project, **{**job.options, "format": job.format})
         name = export_file_name(job, options)
         _remove_leftovers(name)
-        write = package_write if options.format == ExportFormat.PACKAGE else export_to_file
+        write = _WRITERS.get(ExportFormat(options.format), export_to_file)
         rows = write(
             job.project,
             options,
@@ -98,6 +106,16 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
     job_finish(ExportJob, job_id, rows_written=rows, file=name)
     job.refresh_from_db()
     return job
+
+
+def _archive_write(project: Project, options: ExportOptions, path: Path, **progress) -> int:
+    return archive_write(project, path, **progress)  # the whole project: no options
+
+
+_WRITERS: dict[str, Callable[..., int]] = {
+    ExportFormat.PACKAGE: package_write,
+    ExportFormat.ARCHIVE: _archive_write,
+}
 
 
 def export_jobs_stale() -> list[int]:
@@ -132,13 +150,13 @@ def _fail(job: ExportJob, message: str) -> ExportJob:
 
 def export_file_name(job: ExportJob, options: ExportOptions) -> str:
     """The file's name on disk and in the download: project, format (and level), date, job."""
-    suffix = ".zip" if options.format == ExportFormat.PACKAGE else ".csv"
+    suffix = ".zip" if options.format in ZIP_FORMATS else ".csv"
     return f"{job.project.slug}-{options.file_name_part}-{job.created_at:%Y%m%d}-{job.pk}{suffix}"
 
 
 def export_content_type(job: ExportJob) -> str:
-    """The download's type: a zip for the replication package, else CSV."""
-    if job.format == ExportFormat.PACKAGE:
+    """The download's type: a zip for the replication package and the archive, else CSV."""
+    if job.format in ZIP_FORMATS:
         return "application/zip"
     return "text/csv; charset=utf-8"
 

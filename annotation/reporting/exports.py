@@ -35,6 +35,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet
 from django.db.models.functions import ExtractYear
 
+from annotation.archive.writing import archive_rows
 from annotation.models import (
     Annotation,
     ExportFormat,
@@ -190,12 +191,16 @@ def export_lines(project: Project, options: ExportOptions) -> Iterator[str]:
     return csv_lines(export_rows(project, options), bom=options.bom)
 
 
-# The formats that are one CSV (and may be streamed); the replication package is a zip of files.
-CSV_FORMATS = tuple(f for f in ExportFormat.values if f != ExportFormat.PACKAGE)
+# The formats that are one CSV (and may be streamed); the replication package and the project
+# archive are zips of files, written by an export job.
+ZIP_FORMATS = (ExportFormat.PACKAGE, ExportFormat.ARCHIVE)
+CSV_FORMATS = tuple(f for f in ExportFormat.values if f not in ZIP_FORMATS)
 
 
 def export_count(project: Project, options: ExportOptions) -> int:
     """How many data rows the export will have (one count query; the progress bar's total)."""
+    if options.format == ExportFormat.ARCHIVE:
+        return archive_rows(project)
     items = filtered_items(project, options)
     if options.format in (ExportFormat.STUDY, ExportFormat.PACKAGE):
         return _study_items(items).count()

@@ -27,7 +27,8 @@ from django.db import connection
 from annotation.archive import MANIFEST
 from annotation.gate import OPERATOR
 from annotation.interviews.services import interviews_import
-from annotation.models import Item, Project, Role, Skip
+from annotation.models import ExportJob, Item, JobStatus, Project, Role, Skip
+from annotation.reporting.export_jobs import export_job_run
 from annotation.review.discussion import post_add
 from annotation.review.services import item_reopen, item_resolve
 from ingest.models import Issue
@@ -97,8 +98,7 @@ def mindspeed(study_taxonomy, tmp_path) -> Project:
     post_add(item=item, author=lead, text="These two read the *same* log: B.2, not B.1.")
     item = item_reopen(item=item, lead=lead, reason="a second look")
     item_resolve(item=item, lead=lead, node=project.taxonomy.nodes.get(code="A.1"), reason="see")
-    volunteer = project.memberships.filter(role=Role.VOLUNTEER).first().user
-    Skip.objects.create(item=item, volunteer=volunteer, reason="cannot read Chinese logs")
+    Skip.objects.create(item=item, volunteer=_volunteer(project), reason="cannot read Chinese logs")
     interviews_import(project=project, actor=OPERATOR, **study_files())
     return project
 
@@ -202,7 +202,36 @@ def test_a_bad_row_late_in_the_archive_leaves_nothing_half_written(mindspeed, tm
     assert _counts() == before
 
 
+def test_an_admin_archives_the_project_from_the_exports_page(mindspeed, client, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    admin, volunteer = get_user_model().objects.create(username="the-admin"), _volunteer(mindspeed)
+    mindspeed.memberships.create(user=admin, role=Role.ADMIN)
+    page = f"/projects/{mindspeed.slug}/exports/"
+    client.force_login(volunteer)
+    assert client.post(page, {"format": "archive"}).status_code == 403
+
+    client.force_login(admin)
+    assert "Archive the project" in client.get(page).content.decode()
+    queued = client.post(page, {"format": "archive"})
+    assert queued.status_code == 302
+    job = ExportJob.objects.get(project=mindspeed, format="archive")
+    assert (job.rows_total or 0) > 80 * 7
+    export_job_run(job_id=job.pk)  # what the worker does with the task
+    job.refresh_from_db()
+    assert (job.status, job.rows_written) == (JobStatus.DONE, job.rows_total)
+    assert "Download the zip" in client.get(queued["Location"]).content.decode()
+    download = client.get(f"{page}{job.pk}/download/")
+    assert download["Content-Type"] == "application/zip"
+    (tmp_path / "downloaded.zip").write_bytes(b"".join(download.streaming_content))
+    said = run("restore_project", str(tmp_path / "downloaded.zip"), "--slug", "from-the-page")
+    assert "annotations: 560 restored" in said
+
+
 # ---------------------------------------------------------------- helpers
+
+
+def _volunteer(project: Project):
+    return project.memberships.filter(role=Role.VOLUNTEER).first().user
 
 
 def _folder(path: Path) -> Path:
