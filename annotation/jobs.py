@@ -5,18 +5,24 @@ A worker claims a job by one conditional UPDATE (queued, or running with a heart
 stopped), so a duplicate delivery finds nothing to claim while another worker is on it, and a
 rerun after a killed worker starts it again. The worker beats `heartbeat_at` as it goes; the
 stale-job sweep (beat, and each worker on start) sends again the jobs nobody is working on.
+
+A job keeps the interface language it was queued in (BackgroundJob.language), and its worker
+runs it in that language (in_job_language): the errors and report lines it stores are read later
+by the person who asked, in the language they asked in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Generic, TypeVar
+from functools import wraps
+from typing import Generic, ParamSpec, TypeVar
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from rest_framework import serializers
@@ -25,6 +31,8 @@ from annotation.models import BackgroundJob, JobStatus
 from concord.tasks import send
 
 Job = TypeVar("Job", bound=BackgroundJob)
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -34,16 +42,37 @@ class Queued(Generic[Job]):
 
 
 def job_queue(model: type[Job], task=None, *, user, **fields) -> Queued[Job]:
-    """Create the job's row (asked for by `user`) and, once the transaction commits, send `task`
-    with its id; without a task the caller runs the job itself."""
+    """Create the job's row (asked for by `user`, in the language active now) and, once the
+    transaction commits, send `task` with its id; without a task the caller runs the job
+    itself."""
     sent: dict[str, bool] = {}  # filled by the on-commit hook
     with transaction.atomic():
         job = model._default_manager.create(
-            requested_by=user if user is not None and user.is_authenticated else None, **fields
+            requested_by=user if user is not None and user.is_authenticated else None,
+            language=translation.get_language() or settings.LANGUAGE_CODE,
+            **fields,
         )
         if task is not None:
             transaction.on_commit(lambda: sent.update(ok=send(task, job.pk)))
     return Queued(job=job, sent=sent.get("ok", True))
+
+
+def in_job_language(model: type[BackgroundJob]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """For a job's *_run function (called with `job_id=`, by its task or a command): run it in
+    the language the job was queued in, whatever the worker's, so the errors and report it stores
+    read as the requester's pages do. The worker's own language is back afterwards."""
+
+    def decorate(run: Callable[P, R]) -> Callable[P, R]:
+        @wraps(run)
+        def in_language(*args: P.args, **kwargs: P.kwargs) -> R:
+            rows = model._default_manager.filter(pk=kwargs["job_id"])
+            language = rows.values_list("language", flat=True).first()
+            with translation.override(language or settings.LANGUAGE_CODE):
+                return run(*args, **kwargs)
+
+        return in_language
+
+    return decorate
 
 
 class JobProgressOut(serializers.Serializer):

@@ -33,6 +33,12 @@ class BackgroundJob(models.Model):
         null=True, blank=True, help_text="Last sign of life from the worker doing the job."
     )
     finished_at = models.DateTimeField(null=True, blank=True)
+    language = models.CharField(
+        max_length=15,
+        default=settings.LANGUAGE_CODE,
+        help_text="The interface language the job was queued in; its worker writes the job's"
+        " errors and report in it (annotation.jobs.in_job_language).",
+    )
 
     class Meta:
         abstract = True

@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.duplicates.similarity import DEFAULT_THRESHOLD, Found, similar_pairs
 from annotation.duplicates.text import Report
 from annotation.gate import OPERATOR, Write, gate, write_refusal
-from annotation.jobs import job_beat, job_claim, job_fail, job_finish, job_queue
+from annotation.jobs import in_job_language, job_beat, job_claim, job_fail, job_finish, job_queue
 from annotation.models import DuplicateIndex, DuplicatePair, Item, JobStatus, Project
 from ingest.services import insert_rows
 
@@ -52,6 +53,7 @@ def duplicate_index_current(project: Project) -> DuplicateIndex | None:
     return done.order_by("-finished_at", "-pk").first()
 
 
+@in_job_language(DuplicateIndex)
 def duplicate_index_run(*, job_id: int) -> DuplicateIndex | None:
     """Build the index: every pair of the project's items at the job's threshold. A job done,
     failed or being built by another worker is left alone; a rerun after a killed worker starts
@@ -75,7 +77,8 @@ def duplicate_index_run(*, job_id: int) -> DuplicateIndex | None:
         _store(job.project, found, indexed_before=previous.last_item_id if previous else 0)
     except Exception:
         logger.exception("duplicate index %s failed", job_id)
-        job_fail(DuplicateIndex, job_id, "The build stopped on an unexpected error; see the log.")
+        message = _("The build stopped on an unexpected error; see the log.")
+        job_fail(DuplicateIndex, job_id, message)
     else:
         job_finish(
             DuplicateIndex,

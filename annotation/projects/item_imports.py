@@ -27,10 +27,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.gate import OPERATOR, Write, WriteRefused, gate
 from annotation.jobs import (
     Queued,
+    in_job_language,
     job_beat,
     job_claim,
     job_fail,
@@ -52,7 +54,6 @@ from ingest.issue_files import (
 logger = logging.getLogger(__name__)
 
 MAX_REPORTED = 20
-KEPT = "kept the text of an issue another project holds"
 
 
 def item_import_start(
@@ -77,6 +78,7 @@ def item_import_start(
         raise
 
 
+@in_job_language(ItemImport)
 def item_import_run(*, job_id: int) -> ItemImport | None:
     """Check the job's file, then write it whole, or fail with every problem. A finished job,
     or one another worker is on, is left alone."""
@@ -101,9 +103,8 @@ def item_import_run(*, job_id: int) -> ItemImport | None:
         job_fail(ItemImport, job_id, exc.message)
     except Exception:
         logger.exception("item import %s failed", job_id)
-        job_fail(
-            ItemImport, job_id, "The import stopped on an unexpected error; nothing was added."
-        )
+        message = _("The import stopped on an unexpected error; nothing was added.")
+        job_fail(ItemImport, job_id, message)
     job.refresh_from_db()
     return job
 
@@ -118,19 +119,32 @@ def item_import_dir() -> Path:
 def item_import_progress(job: ItemImport) -> dict:
     """What the API answers while a client waits: a fraction and a step in words."""
     if job.status == JobStatus.DONE:
-        kept = f" {len(job.problems):,} kept their text (see problems)." if job.problems else ""
-        return {
-            "fraction": 1.0,
-            "step": f"Done: {job.items_added:,} new items from {job.records_total:,} issues"
-            f" ({job.issues_created:,} issues new to Concord).{kept}",
+        counts = {
+            "items": f"{job.items_added:,}",
+            "records": f"{job.records_total or 0:,}",
+            "created": f"{job.issues_created:,}",
+            "kept": f"{len(job.problems):,}",
         }
+        if job.problems:
+            step = _(
+                "Done: %(items)s new items from %(records)s issues (%(created)s issues new to"
+                " Concord). %(kept)s kept their text (see problems)."
+            )
+        else:
+            step = _(
+                "Done: %(items)s new items from %(records)s issues (%(created)s issues new to"
+                " Concord)."
+            )
+        return {"fraction": 1.0, "step": step % counts}
     if job.status == JobStatus.FAILED:
-        return {"fraction": 0.0, "step": f"Failed: {job.error}"}
+        return {"fraction": 0.0, "step": _("Failed: %(error)s") % {"error": job.error}}
     if job.status == JobStatus.QUEUED:
         return {"fraction": 0.0, "step": job_waiting_step(job)}
     if job.records_total is not None:
-        return {"fraction": 0.99, "step": f"Writing {job.records_total:,} issues as items."}
-    return {"fraction": 0.0, "step": f"Checking: {job.records_checked:,} issues read."}
+        step = _("Writing %(records)s issues as items.") % {"records": f"{job.records_total:,}"}
+        return {"fraction": 0.99, "step": step}
+    step = _("Checking: %(records)s issues read.") % {"records": f"{job.records_checked:,}"}
+    return {"fraction": 0.0, "step": step}
 
 
 def _write(job: ItemImport, actor, total: int) -> None:
@@ -167,11 +181,13 @@ def _remove_file(job: ItemImport) -> None:
 
 def _fail_with(job: ItemImport, errors: list[RowError]) -> None:
     shown = "; ".join(str(e) for e in errors[:MAX_REPORTED])
-    more = f"; and {len(errors) - MAX_REPORTED} more" if len(errors) > MAX_REPORTED else ""
+    if len(errors) > MAX_REPORTED:
+        shown += "; " + _("and %(more)s more") % {"more": len(errors) - MAX_REPORTED}
+    message = _("%(count)s problem(s); nothing was imported: %(problems)s")
     job_fail(
         ItemImport,
         job.pk,
-        f"{len(errors)} problem(s); nothing was imported: {shown}{more}",
+        message % {"count": len(errors), "problems": shown},
         problems=[{**e.where.as_dict(), "message": e.message} for e in errors],
         file="",
     )
@@ -188,5 +204,7 @@ def _held_elsewhere(project: Project, issue_ids: Collection[int]) -> set[int]:
 def _kept(name: str, record: IssueFileRecord) -> dict:
     """A finished job's warning (in `problems`, as the failures are): the record's text differs
     from its issue's, which another project holds, and was not taken."""
-    message = f"{KEPT}: {record.ref.url}"
+    message = _("kept the text of an issue another project holds: %(url)s") % {
+        "url": record.ref.url
+    }
     return {"path": name, "line": record.line, "column": "url", "message": message}

@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
     Queued,
+    in_job_language,
     job_beat,
     job_claim,
     job_fail,
@@ -52,15 +53,19 @@ class Upload:
 def uploads_check(uploads: list[Upload]) -> None:
     """Refuse what no worker should be sent: no file, too many, too big (named)."""
     if not uploads:
-        raise ConcordError("Choose at least one label file.")
+        raise ConcordError(_("Choose at least one label file."))
     if len(uploads) > MAX_FILES:
-        raise ConcordError(f"{len(uploads)} files; upload at most {MAX_FILES} at once.")
+        message = _("%(files)s files; upload at most %(most)s at once.")
+        raise ConcordError(message % {"files": len(uploads), "most": MAX_FILES})
     for upload in uploads:
         if len(upload.data) > MAX_FILE_BYTES:
-            limit = MAX_FILE_BYTES // (1024 * 1024)
-            raise ConcordError(
-                f"{upload.name}: {len(upload.data) // 1024} kB; the limit is {limit} MB."
-            )
+            message = _("%(name)s: %(size)s kB; the limit is %(limit)s MB.")
+            size = {
+                "name": upload.name,
+                "size": len(upload.data) // 1024,
+                "limit": MAX_FILE_BYTES // (1024 * 1024),
+            }
+            raise ConcordError(message % size)
 
 
 def label_import_queue(
@@ -76,7 +81,7 @@ def label_import_queue(
     for n, upload in enumerate(uploads, start=1):
         stored = folder / f"{n}.csv"
         stored.write_bytes(upload.data)
-        name = Path(upload.name).name[:NAME_MAX] or f"file {n}"
+        name = Path(upload.name).name[:NAME_MAX] or _("file %(n)s") % {"n": n}
         files.append({"name": name, "stored": str(stored.relative_to(label_import_dir()))})
     from annotation.projects.tasks import label_import_run as run_task
 
@@ -85,6 +90,7 @@ def label_import_queue(
     return job_queue(LabelImportJob, task, user=user, **fields)
 
 
+@in_job_language(LabelImportJob)
 def label_import_run(*, job_id: int) -> LabelImportJob | None:
     """Import the job's files in order, writing each file's report as it ends. A done or failed
     job, or one another worker has, is left alone."""
@@ -103,7 +109,7 @@ def label_import_run(*, job_id: int) -> LabelImportJob | None:
             job_beat(LabelImportJob, job_id, files_done=n, report=report)
     except Exception:
         logger.exception("label import %s failed", job_id)
-        error = "The import stopped on an unexpected error; the worker log has details."
+        error = _("The import stopped on an unexpected error; the worker log has details.")
         job_fail(LabelImportJob, job_id, error, report=report)
     else:
         job_finish(LabelImportJob, job_id, report=report)
@@ -129,7 +135,9 @@ def _import_file(job: LabelImportJob, entry: dict) -> dict:
     except ConcordError as exc:
         return {"name": name, "ok": False, "errors": [_error(exc)]}
     except OSError as exc:
-        message = f"the uploaded file could not be read ({exc.strerror or exc}); upload it again"
+        message = _("the uploaded file could not be read (%(reason)s); upload it again") % {
+            "reason": exc.strerror or exc
+        }
         return {
             "name": name,
             "ok": False,

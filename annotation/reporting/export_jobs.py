@@ -24,6 +24,7 @@ from annotation.archive.writing import archive_write
 from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
     Queued,
+    in_job_language,
     job_beat,
     job_claim,
     job_fail,
@@ -76,6 +77,7 @@ def export_job_queue(
     )
 
 
+@in_job_language(ExportJob)
 def export_job_run(*, job_id: int) -> ExportJob | None:
     """Write the job's file and mark it done, or failed with the reason. A job already done or
     failed is left alone, and so is one another worker is writing (a duplicate delivery); a
@@ -99,10 +101,12 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
         return _fail(job, exc.message)
     except OSError as exc:
         logger.exception("export %s could not write its file", job_id)
-        return _fail(job, f"Could not write the file: {exc.strerror or exc}.")
+        message = _("Could not write the file: %(reason)s.") % {"reason": exc.strerror or exc}
+        return _fail(job, message)
     except Exception:
         logger.exception("export %s failed", job_id)
-        return _fail(job, "The export stopped on an unexpected error; the worker log has details.")
+        message = _("The export stopped on an unexpected error; the worker log has details.")
+        return _fail(job, message)
     job_finish(ExportJob, job_id, rows_written=rows, file=name)
     job.refresh_from_db()
     return job

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.utils import timezone
+from django.utils import timezone, translation
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -532,3 +532,64 @@ def test_a_file_in_small_pieces_is_stored_as_the_file_in_one_piece(project, monk
         Issue.objects.all().delete()
     assert states[0] == states[1]
     assert [number for number, _ in states[0][2]] == [str(n) for n in range(1, 12)]
+
+
+# -- In the reader's language: a job's errors are stored as text, written by a worker that reads
+# nobody's request, so the job keeps the language it was queued in and the worker writes in it.
+
+BAD_DATE = jsonl(issue(1), issue(2, created_at="yesterday"))
+# Chinese punctuation is what the catalog writes (RUF001 takes it for a confusable ASCII one).
+NOT_A_DATE_ZH = "'yesterday' 不是日期时间，应形如 2024-05-01T10:00:00Z"  # noqa: RUF001
+WHERE_ZH = "issues.jsonl，第 2 行，created_at 列："  # noqa: RUF001
+
+
+def test_a_bad_file_sent_from_the_chinese_interface_is_reported_in_chinese(
+    admin_api, project, eager_tasks, django_capture_on_commit_callbacks
+):
+    admin_api.cookies["django_language"] = "zh-hans"
+    response = post_file(
+        admin_api, project, "issues.jsonl", BAD_DATE, django_capture_on_commit_callbacks
+    )
+    job = admin_api.get(
+        f"/api/projects/{project.slug}/item-imports/{response.json()['id']}/"
+    ).json()
+    assert job["status"] == "failed"
+    assert job["problems"] == [
+        {"path": "issues.jsonl", "line": 2, "column": "created_at", "message": NOT_A_DATE_ZH}
+    ]
+    told = f"1 个问题；没有导入任何内容：{WHERE_ZH}{NOT_A_DATE_ZH}"  # noqa: RUF001
+    assert job["error"] == told
+    assert job["progress"]["step"] == f"失败：{told}"  # noqa: RUF001
+
+
+@pytest.mark.parametrize(
+    ("queued_in", "worker_in", "told"),
+    [
+        ("zh-hans", "en", f"{WHERE_ZH}{NOT_A_DATE_ZH}"),
+        (
+            "en",
+            "zh-hans",
+            "issues.jsonl, line 2, column created_at: 'yesterday' is not a date and time such as"
+            " 2024-05-01T10:00:00Z",
+        ),
+    ],
+)
+def test_the_worker_reports_in_the_language_the_job_was_queued_in(
+    project, personas, queued_in, worker_in, told
+):
+    from annotation.projects.tasks import item_import_run as task
+
+    with translation.override(queued_in):
+        queued = item_import_start(
+            project=project,
+            user=personas["admin"],
+            name="issues.jsonl",
+            blocks=[BAD_DATE],
+            enqueue=False,
+        )
+    with translation.override(worker_in):
+        task(queued.job.pk)  # what the worker does with the message
+        assert translation.get_language() == worker_in  # and its own language is back
+    job = ItemImport.objects.get(pk=queued.job.pk)
+    assert (job.language, job.status) == (queued_in, JobStatus.FAILED)
+    assert job.error.endswith(told)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
+from django.utils import translation
 from rest_framework.test import APIClient
 
 from annotation.models import ExportStatus, LabelImportJob, MergedRepeat
@@ -161,3 +162,23 @@ def test_an_archived_project_takes_no_label_file(client, personas, project, var_
     page = client.post(f"/projects/{project.slug}/label-files/", {"label_files": [upload]})
     assert "archived" in page.content.decode()
     assert not LabelImportJob.objects.exists()
+
+
+def test_a_file_uploaded_from_the_chinese_interface_is_reported_in_chinese(
+    client, personas, project, var_dir
+):
+    client.force_login(personas["admin"])
+    client.cookies["django_language"] = "zh-hans"
+    client.post(
+        f"/projects/{project.slug}/label-files/",
+        {"label_files": [SimpleUploadedFile("bad.csv", BAD)]},
+    )
+    job = LabelImportJob.objects.get()
+    assert job.language == "zh-hans"
+    with translation.override("en"):  # the worker's own language
+        job = label_import_run(job_id=job.pk)
+    assert job.report[0]["errors"] == [
+        {"line": 2, "column": "Label1", "message": "未知的分类代码 'C.99'"}
+    ]
+    page = client.get(f"/projects/{project.slug}/label-files/{job.pk}/").content.decode()
+    assert "未知的分类代码 &#x27;C.99&#x27;" in page
