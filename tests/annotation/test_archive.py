@@ -20,18 +20,23 @@ from pathlib import Path
 
 import psycopg2
 import pytest
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.db.models import Count
 
 from annotation.archive import MANIFEST
+from annotation.archive.tables import LEFT_OUT, TABLES
 from annotation.gate import OPERATOR
+from annotation.interviews.coding import passage_code, transcript_coder_join, transcript_upload
 from annotation.interviews.services import interviews_import
 from annotation.models import ExportJob, Item, JobStatus, Project, Role, Skip
 from annotation.reporting.export_jobs import export_job_run
 from annotation.review.discussion import post_add
 from annotation.review.services import item_reopen, item_resolve
 from ingest.models import Issue
+from taxonomy.interviews.models import CodedPassage
 from tests.annotation.test_interviews import study_files
 from tests.conftest import STUDY
 from tests.stack import ROOT
@@ -79,6 +84,10 @@ def figures(slug: str, folder: Path) -> dict[str, str]:
             out[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
     for by in ("type", "repository"):
         out[f"kappa by {by}"] = run("agreement", "--project", slug, "--by", by, "--format", "json")
+    project = Project.objects.get(slug=slug)
+    counts = {table.name: table.owned(project).count() for table in TABLES}
+    stages = project.items.values("stage").annotate(n=Count("pk")).order_by("stage")
+    out["counts"] = json.dumps({**counts, "stages": {s["stage"]: s["n"] for s in stages}})
     return out
 
 
@@ -100,6 +109,10 @@ def mindspeed(study_taxonomy, tmp_path) -> Project:
     item_resolve(item=item, lead=lead, node=project.taxonomy.nodes.get(code="A.1"), reason="see")
     Skip.objects.create(item=item, volunteer=_volunteer(project), reason="cannot read Chinese logs")
     interviews_import(project=project, actor=OPERATOR, **study_files())
+    text = b"Q: What failed?\nA: The loss went NaN on Ascend after 3 hours.\n"
+    transcript = transcript_upload(project=project, actor=lead, name="U1.txt", data=text)
+    transcript_coder_join(transcript=transcript, actor=lead)
+    passage_code(transcript=transcript, actor=lead, start=19, end=60, node_code="C.1")
     return project
 
 
@@ -141,6 +154,11 @@ def test_restoring_beside_the_original_reuses_its_issues_users_and_taxonomy(mind
     assert (Issue.objects.count(), get_user_model().objects.count()) == (issues, users)
     copy = Project.objects.get(slug="mindspeed-copy")
     assert copy.taxonomy_id == mindspeed.taxonomy_id
+    for table in TABLES:  # the project's own rows: as many; the shared ones are the same rows
+        assert table.owned(copy).count() == table.owned(mindspeed).count(), table.name
+    assert CodedPassage.objects.filter(
+        transcript__project=copy, coder__username="the-lead"
+    ).exists()
     for format in FORMATS:
         original = run("export", "--project", "mindspeed", "--format", format, "-o", "-")
         assert run("export", "--project", "mindspeed-copy", "--format", format, "-o", "-") == (
@@ -225,6 +243,24 @@ def test_an_admin_archives_the_project_from_the_exports_page(mindspeed, client, 
     (tmp_path / "downloaded.zip").write_bytes(b"".join(download.streaming_content))
     said = run("restore_project", str(tmp_path / "downloaded.zip"), "--slug", "from-the-page")
     assert "annotations: 560 restored" in said
+
+
+def test_every_model_a_project_owns_is_archived_or_left_out_for_a_reason():
+    owned = {Project}
+    while True:  # a model with a foreign key to a model a project owns is the project's too
+        more = {
+            model
+            for model in apps.get_models()
+            for f in model._meta.concrete_fields
+            if f.is_relation and f.related_model in owned
+        } - owned
+        if not more:
+            break
+        owned |= more
+    archived = {table.model for table in TABLES}
+    named = {model for model in owned if model._meta.label in LEFT_OUT}
+    assert {m._meta.label for m in owned - archived - named} == set()
+    assert len(named) == len(LEFT_OUT)  # no stale name in the list
 
 
 # ---------------------------------------------------------------- helpers
