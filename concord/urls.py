@@ -9,6 +9,7 @@ from concord.auth import (
     ThrottledPasswordChangeView,
     ThrottledPasswordResetView,
 )
+from concord.person_settings import single_keys_page
 from concord.tokens import api_token_page
 
 # The labeling routes (annotation.api_urls) are tried first: every label resolves two URLs, and
@@ -25,6 +26,8 @@ urlpatterns = [
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/api-token/", api_token_page, name="api-token"),
+    # issue 32: the person's own switch for single-key shortcuts (WCAG 2.1.4)
+    path("accounts/single-keys/", single_keys_page, name="single-keys"),
     # The top bar's language switch: a CSRF-checked POST that sets the language cookie.
     path("i18n/setlang/", set_language, name="set_language"),
     # issue 14: own password change, and reset by e-mail (Django's views, Concord's templates),

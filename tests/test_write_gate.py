@@ -704,6 +704,7 @@ SITE_WIDE_WRITES = {
     "logout": "signs out",
     "set_language": "the language cookie",
     "api-token": "the person's own API token",
+    "single-keys": "the person's own keyboard setting",
     "password_change": "the person's own password",
     "password_reset": "sends a reset e-mail",
     "password_reset_confirm": "the person's own password",

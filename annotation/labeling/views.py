@@ -86,6 +86,8 @@ LABEL_PAGE_TEXT = {
     "undoRefused": _("Cannot undo: %(reason)s"),
     "undoComplete": _("%(issue)s already has all its labels; your label can no longer change."),
     "loading": _("Loading the next item…"),
+    # the title labeling/label.html gives the page, for each item after the first
+    "pageTitle": _("Label %(issue)s · %(project)s"),
     "goOn": _("Go on to the next item"),
     "labelNotice": _(
         "Your label on %(issue)s was not saved (your words are kept as a draft for it): %(reason)s"
@@ -140,7 +142,7 @@ def _label_context(request, project: Project, item: Item, **extra) -> dict:
         "levels": picker_levels(picker),
         "picker_version": version,
         "option_keys": OPTION_KEYS,
-        "page_text": LABEL_PAGE_TEXT,
+        "page_text": {**LABEL_PAGE_TEXT, "project": project.name},
         "keys": LABEL_KEYS,
         "progress": volunteer_progress(project=project, volunteer=request.user, waiting=False),
         "form": form,

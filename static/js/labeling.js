@@ -6,6 +6,12 @@
 // focused option shows its definition and examples (fetched once from categories.json, cached by
 // the browser under the taxonomy's version). `/` searches; in the search box the digits pick
 // results. Enter submits; Backspace goes up a level, or on a fresh item undoes (as does `u`).
+// The keys act only where they apply (issue #32, WCAG 2.1.4): with the focus on nothing, in the
+// label panel or on the issue's heading, never in a text box; a person may turn the single-key
+// ones (digits, letters, `/`, `?`) off for good (the switch in the key list, data-single-keys).
+// The focus never falls to the page: a choice leaves it on the picker (or the summary once the
+// label is whole), and each new item moves it to the issue's heading while a polite live region
+// says the issue's title; the page's title follows the item.
 //
 // Items come from the labeling API: the page holds the next item ready (a second reservation,
 // through the same claim as any other), so after Enter the next issue is on screen at once while
@@ -23,22 +29,47 @@
   "use strict";
   var form = document.getElementById("label-form");
   var overlay = document.getElementById("keys-overlay");
+  var panel = document.getElementById("label-panel");
+  var switchEl = document.querySelector("[data-single-keys]");
+  var singleKeys = !switchEl || switchEl.dataset.singleKeys !== "off";
 
   function typing(el) {
     return el && (el.tagName === "INPUT" && el.type !== "radio" || el.tagName === "TEXTAREA" ||
       el.isContentEditable);
   }
 
-  function openKeys() { if (overlay) { overlay.hidden = false; document.getElementById("keys-close").focus(); } }
-  function closeKeys() { if (overlay) { overlay.hidden = true; } }
+  // Closing the key list gives the focus back to where it was (nothing, or the "Keys" button).
+  var keysFrom = null;
+  function openKeys() {
+    if (!overlay) { return; }
+    keysFrom = document.activeElement;
+    overlay.hidden = false;
+    document.getElementById("keys-close").focus();
+  }
+  function closeKeys() {
+    if (!overlay || overlay.hidden) { return; }
+    overlay.hidden = true;
+    if (keysFrom && keysFrom !== document.body && document.contains(keysFrom)) { keysFrom.focus(); }
+    keysFrom = null;
+  }
   var keysOpen = document.getElementById("keys-open");
   if (keysOpen) { keysOpen.addEventListener("click", openKeys); }
   var keysClose = document.getElementById("keys-close");
   if (keysClose) { keysClose.addEventListener("click", closeKeys); }
 
+  // Where the page's keys act: the focus on nothing, in the label panel, or on the issue's
+  // heading (where each new item puts it); never a link or a box elsewhere on the page.
+  function applies(el) {
+    if (!el || el === document.body || el === document.documentElement) { return true; }
+    return !!(panel && panel.contains(el)) || el.id === "issue-title";
+  }
+
   if (!form) {
     document.addEventListener("keydown", function (e) {
-      if (e.key === "?" && !typing(document.activeElement)) { e.preventDefault(); openKeys(); }
+      if (e.key === "?" && singleKeys && applies(document.activeElement) && !typing(document.activeElement)) {
+        e.preventDefault();
+        openKeys();
+      }
       if (e.key === "Escape") { closeKeys(); }
     });
     return;
@@ -61,6 +92,7 @@
   var errorEl = document.getElementById("label-error");
   var statusEl = document.getElementById("flow-status");
   var heading = document.getElementById("label-heading");
+  var announcer = document.getElementById("issue-announce");
   var notice = document.getElementById("refused-notice");
   var submitButton = document.getElementById("submit-label");
   var versionInput = form.querySelector("input[name=version]");
@@ -235,7 +267,7 @@
     info.hidden = true;
     clearError();
     render();
-    if (path.length >= depth) { summary.focus(); } else { blurAll(); }
+    if (path.length >= depth) { summary.focus(); } else { focusPicker(); }
     saveDraft();
   }
 
@@ -255,9 +287,9 @@
     options[next].querySelector("input").focus();
   }
 
-  function blurAll() {
-    if (document.activeElement && document.activeElement !== document.body) { document.activeElement.blur(); }
-  }
+  // The picker (tabindex=-1) holds the focus between choices: the keys still choose, Tab and
+  // the arrows lead on to the options, and a screen reader stays in the label panel.
+  function focusPicker() { picker.focus(); }
 
   // ------------------------------------------------------------ drafts
   var draftKey = cfg.draftKey;
@@ -302,9 +334,9 @@
   function clearError() { errorEl.hidden = true; errorEl.textContent = ""; }
 
   function missing() {
-    if (!path.length) { return { text: T.missingType, focus: blurAll }; }
+    if (!path.length) { return { text: T.missingType, focus: focusPicker }; }
     if (path.length < depth) {
-      return { text: fmt(T.missingBelow, { path: path.map(nameOf).join(" \u203a ") }), focus: blurAll };
+      return { text: fmt(T.missingBelow, { path: path.map(nameOf).join(" \u203a ") }), focus: focusPicker };
     }
     if (summaryRequired && !summary.value.trim()) {
       return { text: T.missingSummary, focus: function () { summary.focus(); } };
@@ -326,7 +358,7 @@
     if (issue.state) { meta.push(esc(issue.state)); }
     var html = '<p class="crumbs"><span id="issue-source">' + esc(host + " \u00b7 " + issue.repository + " #" + issue.number) +
       '</span> \u00b7 <a id="issue-link"' + link + ' target="_blank" rel="noopener noreferrer nofollow">' + esc(T.openOriginal) + "</a></p>" +
-      '<h1 id="issue-title" class="issue-title">' + p.title_html + "</h1>" +
+      '<h1 id="issue-title" class="issue-title" tabindex="-1">' + p.title_html + "</h1>" +
       '<p class="meta" id="issue-meta">' + meta.join(" \u00b7 ") + "</p>";
     if (issue.labels.length) {
       html += '<p class="tracker-labels" id="issue-tags">' + issue.labels.map(function (l) { return '<span class="tag">' + esc(l) + "</span>"; }).join("") + "</p>";
@@ -417,7 +449,10 @@
     return fetching;
   }
 
-  function show(rec) {
+  // `announce`: a new item took the screen (the next one, or one brought back): the focus goes
+  // to its heading and the live region says its title. Otherwise (an undo) the focus goes where
+  // the label left off.
+  function show(rec, announce) {
     current = rec;
     if (rec.html !== null) { issueEl.innerHTML = rec.html; }
     issueEl.dataset.item = rec.id;
@@ -449,13 +484,23 @@
     if (!rec.path) { loadDraft(); }
     clearError();
     render();
-    if (path.length >= depth) { summary.focus(); } else { blurAll(); }
+    document.title = fmt(T.pageTitle, { issue: rec.issue, project: T.project }) + " \u00b7 Concord";
     window.scrollTo(0, 0);
+    var title = document.getElementById("issue-title");
+    if (announce && title) {
+      title.tabIndex = -1;
+      title.focus({ preventScroll: true });
+      announcer.textContent = title.textContent.replace(/\s+/g, " ").trim();
+    } else if (path.length >= depth) {
+      summary.focus();
+    } else {
+      focusPicker();
+    }
     prefetch();
   }
 
-  function go(rec) {
-    show(rec);
+  function go(rec, announce) {
+    show(rec, announce);
     history.pushState({ item: rec.id }, "", form.action);
   }
 
@@ -467,11 +512,11 @@
   function advance() {
     current = null;
     ready = ready.filter(function (rec) { return rec.version !== null || stillHeld(rec); });
-    if (ready.length) { go(ready.shift()); return; }
+    if (ready.length) { go(ready.shift(), true); return; }
     setStatus(T.loading);
     Promise.resolve(fetching || prefetch()).then(function () {
       if (current) { return; }  // a refusal brought an item back meanwhile
-      if (ready.length) { go(ready.shift()); return; }
+      if (ready.length) { go(ready.shift(), true); return; }
       var waits = Object.keys(pending).map(function (id) { return pending[id]; });
       Promise.all(waits).then(function () {
         if (current) { return; }
@@ -479,10 +524,10 @@
         return exhausted ? null : Promise.resolve(fetching || prefetch());
       }).then(function () {
         if (current) { return; }
-        if (ready.length) { go(ready.shift()); return; }
+        if (ready.length) { go(ready.shift(), true); return; }
         // A refused item waits in the notice, or the sign-in expired: stay on this page.
         if (refused.length) { goBack(refused[0]); return; }
-        if (expiredFor) { show(expiredFor); history.replaceState({ item: expiredFor.id }, "", form.action); return; }
+        if (expiredFor) { show(expiredFor, true); history.replaceState({ item: expiredFor.id }, "", form.action); return; }
         // Nothing more to hand out (or no answer): the server's page says why.
         window.location.assign(cfg.emptyUrl);
       });
@@ -505,7 +550,7 @@
   function bringBack(rec, message, onward, noticeText) {
     if (!current || current === rec) {  // nobody is on another item: show it at once
       refused = refused.filter(function (x) { return x.rec !== rec; });
-      show(rec);
+      show(rec, true);
       history.replaceState({ item: rec.id }, "", form.action);
       showError(message, onward);
       setStatus("");
@@ -526,7 +571,7 @@
     refused = refused.filter(function (x) { return x !== entry; });
     keepWords();
     if (current && current !== entry.rec) { ready.unshift(current); }
-    go(entry.rec);
+    go(entry.rec, true);
     showError(entry.message, entry.onward);
     setStatus("");
     renderNotice();
@@ -691,7 +736,7 @@
   search.addEventListener("input", function () { render(); });
   search.addEventListener("keydown", function (e) {
     var at = keys.indexOf(e.key);
-    if (/^[0-9]$/.test(e.key) && at >= 0 && search.value.trim()) {
+    if (singleKeys && /^[0-9]$/.test(e.key) && at >= 0 && search.value.trim()) {
       // In search mode the digits pick results instead of typing into the box.
       var hit = visibleOptions()[at];
       e.preventDefault();
@@ -704,7 +749,7 @@
       e.preventDefault();
       search.value = "";
       render();
-      search.blur();
+      focusPicker();
     } else if (e.key === "ArrowDown") {
       e.preventDefault();
       moveFocus(1);
@@ -713,7 +758,7 @@
   summary.addEventListener("input", function () { clearError(); saveDraft(); });
   summary.addEventListener("keydown", function (e) {
     // Esc leaves the summary box, so that the keys choose categories again.
-    if (e.key === "Escape") { e.preventDefault(); summary.blur(); }
+    if (e.key === "Escape") { e.preventDefault(); focusPicker(); }
   });
   form.addEventListener("submit", function (e) {
     if (current && current.native) {
@@ -736,14 +781,17 @@
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) { return; }
     if (overlay && !overlay.hidden) {
-      if (e.key === "Escape" || e.key === "?") { e.preventDefault(); closeKeys(); }
+      if (e.key === "Escape" || (e.key === "?" && singleKeys)) { e.preventDefault(); closeKeys(); }
       return;
     }
     var el = document.activeElement;
-    if (e.key === "Escape" && skip.open) { skip.open = false; return; }
-    if (typing(el)) { return; }
-    if (e.key === "?") { e.preventDefault(); openKeys(); return; }
-    if (e.key === "/") { e.preventDefault(); search.focus(); return; }
+    if (e.key === "Escape" && skip.open && skip.contains(el)) {
+      // Out of the skip box, onto its summary: the focus stays in the panel.
+      skip.open = false;
+      skip.querySelector("summary").focus();
+      return;
+    }
+    if (typing(el) || !applies(el)) { return; }
     if (e.key === "ArrowDown" || e.key === "ArrowUp" || e.key === "ArrowLeft" || e.key === "ArrowRight") {
       if (optionOf(el) || e.key === "ArrowDown" || e.key === "ArrowUp") {
         e.preventDefault();  // a radio would otherwise be chosen by the arrow
@@ -764,6 +812,10 @@
       if (path.length) { up(); } else if (!current || !current.native) { undo(); }
       return;
     }
+    // The rest are single keys: only for a person who keeps them on.
+    if (!singleKeys || e.key.length !== 1) { return; }
+    if (e.key === "?") { e.preventDefault(); openKeys(); return; }
+    if (e.key === "/") { e.preventDefault(); search.focus(); return; }
     if (e.key === "u") { e.preventDefault(); undo(); return; }
     if (e.key === "s" && !skipForm.hidden) {
       e.preventDefault();
@@ -771,7 +823,7 @@
       skipReason.focus();
       return;
     }
-    var at = e.key.length === 1 ? keys.indexOf(e.key) : -1;
+    var at = keys.indexOf(e.key);
     if (at >= 0) {
       var option = visibleOptions()[at];
       if (option) { e.preventDefault(); choose(option.dataset.code); }
@@ -788,9 +840,7 @@
   buildTexts();
   render();
   if (!first.native) { history.replaceState({ item: first.id }, "", form.action); }
-  if (path.length >= depth) { summary.focus(); } else if (document.activeElement === document.body) {
-    picker.focus({ preventScroll: true });
-  }
+  if (path.length >= depth) { summary.focus(); }
   loadDetails();
   if (!first.native) { prefetch(); }
 })();

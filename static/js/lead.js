@@ -1,8 +1,14 @@
 // The lead's pages: keyboard shortcuts on the disputed queue and the resolve page, the searchable
 // taxonomy picker, and the "hide volunteer names" toggle (remembered in this browser).
+// The keys act only where they apply (issue #32, WCAG 2.1.4): with the focus on nothing, in the
+// queue, the queue's links or the resolve form, never in a text box; Enter anywhere else does
+// what it does there (opens the "Issue text", ticks nothing), so only the form decides. A person
+// may turn the single-key ones off for good (the switch by the key list, data-single-keys).
 (function () {
   "use strict";
   var NAMES_KEY = "concord.lead.hideNames";
+  var switchEl = document.querySelector("[data-single-keys]");
+  var singleKeys = !switchEl || switchEl.dataset.singleKeys !== "off";
 
   function typing(el) {
     return el && (el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
@@ -125,11 +131,26 @@
   function toggleHelp() { if (help) { help.hidden = !help.hidden; } }
   if (helpToggle) { helpToggle.addEventListener("click", toggleHelp); }
 
+  var nav = document.querySelector(".queue-nav");
+  function applies(el) {
+    if (!el || el === document.body || el === document.documentElement) { return true; }
+    return [form, queue, nav].some(function (area) { return area && area.contains(el); });
+  }
+
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) { return; }
     if (e.key === "Escape" && help && !help.hidden) { help.hidden = true; return; }
-    if (typing(document.activeElement)) { return; }
+    var el = document.activeElement;
+    if (typing(el) || !applies(el)) { return; }
     var key = e.key;
+    if (key === "Enter") {
+      // Decides from the form (or with the focus on nothing); a link or button does its own.
+      if (!form || (el && (el.tagName === "A" || el.tagName === "BUTTON"))) { return; }
+      e.preventDefault();
+      form.requestSubmit();
+      return;
+    }
+    if (!singleKeys || key.length !== 1) { return; }
     if (key === "?") { e.preventDefault(); toggleHelp(); return; }
     if (key === "/" && search) { e.preventDefault(); search.focus(); search.select(); return; }
     if (queue) {
@@ -146,11 +167,6 @@
     else if (/^[1-9]$/.test(key)) {
       var proposed = document.querySelectorAll("#proposed li")[Number(key) - 1];
       if (proposed) { e.preventDefault(); pick(nodeRadio(proposed.dataset.nodeId)); }
-    } else if (key === "Enter") {
-      var target = document.activeElement;
-      if (target && (target.tagName === "A" || target.tagName === "BUTTON") && !form.contains(target)) { return; }
-      e.preventDefault();
-      form.requestSubmit();
     }
   });
 })();

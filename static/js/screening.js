@@ -1,12 +1,19 @@
 // The screening page, keyboard first: `r` relevant, `n` not relevant (either one then puts the
 // cursor in the optional reason, where the other vote's key still switches until a reason is
 // typed), Enter sends the vote (or says that none is chosen yet), `?` lists the keys, Esc closes
-// the list.
+// the list. As on the labeling page (issue #32), the keys act with the focus on nothing or in
+// the vote panel, and a person may turn the single-key ones off (data-single-keys).
 (function () {
   "use strict";
   var form = document.getElementById("screen-form");
   var overlay = document.getElementById("keys-overlay");
   if (!form) { return; }
+  var panel = document.getElementById("label-panel");
+  var switchEl = document.querySelector("[data-single-keys]");
+  var singleKeys = !switchEl || switchEl.dataset.singleKeys !== "off";
+  function applies(el) {
+    return !el || el === document.body || el === document.documentElement || panel.contains(el);
+  }
   var reason = document.getElementById("screen-reason");
   var choices = { r: "verdict-relevant", n: "verdict-irrelevant" };
   var error = document.getElementById("screen-error");
@@ -25,20 +32,32 @@
   function typing(el) {
     return el && (el.tagName === "INPUT" && el.type !== "radio" || el.tagName === "TEXTAREA");
   }
-  function openKeys() { overlay.hidden = false; document.getElementById("keys-close").focus(); }
-  function closeKeys() { overlay.hidden = true; }
+  var keysFrom = null;  // the focus goes back there when the list closes
+  function openKeys() {
+    keysFrom = document.activeElement;
+    overlay.hidden = false;
+    document.getElementById("keys-close").focus();
+  }
+  function closeKeys() {
+    overlay.hidden = true;
+    if (keysFrom && keysFrom !== document.body && document.contains(keysFrom)) { keysFrom.focus(); }
+    keysFrom = null;
+  }
   document.getElementById("keys-open").addEventListener("click", openKeys);
   document.getElementById("keys-close").addEventListener("click", closeKeys);
 
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) { return; }
     if (!overlay.hidden) {
-      if (e.key === "Escape" || e.key === "?") { e.preventDefault(); closeKeys(); }
+      if (e.key === "Escape" || (e.key === "?" && singleKeys)) { e.preventDefault(); closeKeys(); }
       return;
     }
+    if (!applies(document.activeElement)) { return; }
     if (typing(document.activeElement)) {
-      if (e.key === "Escape") { document.activeElement.blur(); }
-      var switched = choices[e.key.toLowerCase()];
+      if (e.key === "Escape") {  // out of the reason box onto the vote, still in the panel
+        (form.querySelector("input[name=verdict]:checked") || document.getElementById("verdict-relevant")).focus();
+      }
+      var switched = singleKeys && choices[e.key.toLowerCase()];
       if (switched && document.activeElement === reason && !reason.value &&
           !document.getElementById(switched).checked) {
         // No reason typed yet: the key of the other vote switches to it; the key of the vote
@@ -48,8 +67,8 @@
       }
       return;
     }
-    if (e.key === "?") { e.preventDefault(); openKeys(); return; }
-    var id = choices[e.key.toLowerCase()];
+    if (e.key === "?" && singleKeys) { e.preventDefault(); openKeys(); return; }
+    var id = singleKeys && choices[e.key.toLowerCase()];
     if (id) {
       e.preventDefault();
       vote(id);

@@ -23,7 +23,8 @@ NEXT_ITEM_PAGE_RESUMED = 14  # the reservation I hold, no claim
 PAGE_SUBMIT = 15
 API_NEXT_ITEM = 8
 API_SUBMIT = 12
-DISPUTED_PAGE = 8
+# + the lead's single-key setting (concord.person_settings): one query on a cold cache only
+DISPUTED_PAGE = 9
 DISPUTED_API = 4
 
 

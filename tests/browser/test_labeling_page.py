@@ -12,6 +12,7 @@ from django.urls import reverse
 from playwright.sync_api import Page, expect
 
 from annotation.models import Annotation, Item, ScreeningVote, Skip, Stage
+from concord.models import PersonSettings
 from ingest.models import Issue
 from tests.annotation.labeling_helpers import items, label
 from tests.browser.test_pages import collect_errors, scripts_ready, sign_in
@@ -551,3 +552,97 @@ def test_an_expired_sign_in_keeps_the_draft_and_leads_back_to_the_item(page, per
     expect(page).to_have_url(re.compile(rf"{re.escape(item_url)}$"))
     expect(page.locator("#summary")).to_have_value("typed while signed out")
     expect(page.locator('input[name="node"][value="C.1"]')).to_be_checked()
+
+
+# ---------------------------------------------------------------- keyboard and screen reader (#32)
+
+
+def test_a_whole_label_by_keyboard_keeps_the_focus_and_announces_the_next_issue(
+    page, personas, project
+):
+    items(project, 3)
+    errors = collect_errors(page)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    first = shown_item(page)
+    announced = page.locator("#issue-announce")
+    expect(announced).to_have_attribute("aria-live", "polite")  # in the page from the start
+    expect(announced).to_have_text("")
+    page.keyboard.press("3")  # Bug: its themes show, the focus stays on the picker
+    expect(page.locator("#picker")).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    expect(page.locator('input[name="node"][value="C.2"]')).to_be_focused()
+    page.keyboard.press("Enter")  # chooses C.2: the label is whole, on to the summary
+    expect(page.locator("#summary")).to_be_focused()
+    page.keyboard.type("loss spikes after a restart")
+    page.keyboard.press("Escape")  # out of the box, still in the panel
+    expect(page.locator("#picker")).to_be_focused()
+    page.keyboard.press("Enter")  # submits
+
+    expect(page.locator("#issue")).not_to_have_attribute("data-item", str(first))
+    second = shown_item(page)
+    issue = Item.objects.get(pk=second).issue
+    expect(page.locator("#issue-title")).to_be_focused()
+    expect(announced).to_have_text(issue.title)
+    expect(page).to_have_title(f"Label {issue} · {project.name} · Concord")
+    expect(page.locator("#flow-status")).to_contain_text("Saved: C.2")
+
+    page.keyboard.press("s")  # the skip box; Esc leaves it onto its summary, in the panel
+    expect(page.locator("#skip-reason")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#skip > summary")).to_be_focused()
+    expect(page.locator("#skip")).not_to_have_attribute("open", "")
+
+    # Outside the panel the keys are the page's own: on the tracker link, a digit chooses
+    # nothing and Backspace undoes nothing (the label on the first item stays given).
+    page.locator("#issue-link").focus()
+    page.keyboard.press("3")
+    page.keyboard.press("Backspace")
+    expect(page.locator("#picker-path")).to_contain_text("Choose a type")
+    expect(page.locator("#issue")).to_have_attribute("data-item", str(second))
+    assert Annotation.objects.get(item_id=first).node.code == "C.2"
+    assert errors == []
+
+
+def test_with_single_key_shortcuts_off_digits_do_nothing_and_arrows_still_label(
+    page, personas, project
+):
+    items(project, 2)
+    sign_in(page, "volunteer_a")
+    page.goto(f"/projects/{project.slug}/label/")
+    body_focused(page)
+    # The switch is in the key list, next to its Close button.
+    page.keyboard.press("?")
+    expect(page.locator("#keys-close")).to_be_focused()
+    page.keyboard.press("Shift+Tab")
+    expect(page.locator("#single-keys-switch")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator(".messages")).to_contain_text("Single-key shortcuts are off")
+    settings = PersonSettings.objects.get(user=personas["volunteer_a"])
+    assert settings.single_key_shortcuts is False
+
+    body_focused(page)
+    item = shown_item(page)
+    for key in ("3", "1", "s", "u", "/", "?"):
+        page.keyboard.press(key)
+    expect(page.locator("#picker-path")).to_contain_text("Choose a type")
+    expect(page.locator('#picker input[type="radio"]:checked')).to_have_count(0)
+    expect(page.locator("#skip")).not_to_have_attribute("open", "")
+    expect(page.locator("#keys-overlay")).to_be_hidden()
+    expect(page.locator("#label-search")).not_to_be_focused()
+
+    # The arrows, Enter and typing in the summary box still label.
+    for _ in range(3):
+        page.keyboard.press("ArrowDown")  # A, B, C
+    page.keyboard.press("Enter")  # Bug
+    expect(page.locator("#picker")).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")  # C.1
+    expect(page.locator("#summary")).to_be_focused()
+    page.keyboard.type("typed 3 and s as words")
+    expect(page.locator("#summary")).to_have_value("typed 3 and s as words")
+    page.keyboard.press("Enter")
+    expect(page.locator("#issue")).not_to_have_attribute("data-item", str(item))
+    expect(page.locator("#flow-status")).to_contain_text("Saved: C.1")

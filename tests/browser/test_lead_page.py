@@ -8,6 +8,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from annotation.models import Resolution
+from concord.person_settings import single_keys_set
 from tests.annotation.lead_helpers import labeled_item, trio_fixture  # noqa: F401
 from tests.browser.test_pages import scripts_ready, sign_in
 
@@ -41,6 +43,8 @@ def test_lead_resolves_from_the_queue_with_the_keyboard(page, personas, project,
     # hiding volunteer names is remembered across pages
     page.locator("#hide-names").check()
     expect(page.locator(".volunteer-name").first).to_be_hidden()
+    # the keys act with the focus on nothing or in the decide form, not on the checkbox
+    page.evaluate("document.activeElement.blur()")
 
     # ? shows the keys; m picks the majority label; Enter resolves
     page.keyboard.press("?")
@@ -63,3 +67,45 @@ def test_lead_resolves_from_the_queue_with_the_keyboard(page, personas, project,
     expect(page.locator("#lead-panel .disputed-count")).to_have_text("1")
     expect(page.locator("#recent-decisions")).to_contain_text("NCCL timeout at step 1")
     expect(page.locator("#recent-decisions")).to_contain_text("C.1")
+
+
+def test_enter_on_the_issue_text_or_the_names_toggle_decides_nothing(
+    page, personas, project, disputes
+):
+    first, second = disputes
+    sign_in(page, "lead")
+    page.goto(f"/projects/{project.slug}/items/{first.pk}/resolve/")
+    scripts_ready(page)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("m")  # a label is picked: Enter in the form would decide with it
+    expect(page.locator("#chosen")).to_contain_text("C.1")
+
+    disclosure = page.locator("details.issue")
+    disclosure.locator("summary").focus()
+    page.keyboard.press("Enter")  # folds the issue text
+    expect(disclosure).not_to_have_attribute("open", "")
+    page.locator("#hide-names").focus()
+    page.keyboard.press("Space")
+    expect(page.locator("#hide-names")).to_be_checked()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Space")  # still on this page, on the same checkbox
+    expect(page.locator("#hide-names")).not_to_be_checked()
+    expect(page).to_have_url(re.compile(rf"/items/{first.pk}/resolve/$"))
+    assert not Resolution.objects.exists()
+
+    # Only the decide button (or Enter in its form) decides.
+    page.locator("#resolve-button").focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/items/{second.pk}/resolve/"))
+    assert Resolution.objects.get(item=first).node.code == "C.1"
+
+    # With single-key shortcuts off, m, digits and j do nothing.
+    single_keys_set(user=personas["lead"], on=False)
+    page.reload()
+    scripts_ready(page)
+    expect(page.locator("#single-keys")).to_have_attribute("data-single-keys", "off")
+    for key in ("m", "1", "j", "?"):
+        page.keyboard.press(key)
+    expect(page.locator("#chosen")).to_have_text("")
+    expect(page.locator("#key-help")).to_be_hidden()
+    expect(page).to_have_url(re.compile(rf"/items/{second.pk}/resolve/$"))
