@@ -7,6 +7,7 @@ nothing is written."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import uuid
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg2
@@ -263,6 +265,27 @@ def test_every_model_a_project_owns_is_archived_or_left_out_for_a_reason():
     assert len(named) == len(LEFT_OUT)  # no stale name in the list
 
 
+def test_an_archive_of_an_older_concord_restores_with_todays_defaults(mindspeed, tmp_path):
+    archive = tmp_path / "mindspeed.zip"
+    run("archive_project", "--project", "mindspeed", "-o", str(archive))
+
+    def older(text: str) -> str:  # items written before shuffle and in_pilot existed
+        rows = [json.loads(line) for line in text.splitlines()]
+        return "".join(
+            json.dumps({k: v for k, v in row.items() if k not in ("shuffle", "in_pilot")}) + "\n"
+            for row in rows
+        )
+
+    old = _rewritten(archive, tmp_path / "old.zip", "items.jsonl", None, older, fix_manifest=True)
+    assert "items: 80 restored" in run("restore_project", str(old), "--slug", "old")
+    items = Item.objects.filter(project__slug="old")
+    assert not items.filter(in_pilot=True).exists()  # the field's default
+    assert items.values("shuffle").distinct().count() > 1  # drawn by the database, as for new
+    assert run("export", "--project", "old", "--format", "long", "-o", "-") == run(
+        "export", "--project", "mindspeed", "--format", "long", "-o", "-"
+    )
+
+
 # ---------------------------------------------------------------- helpers
 
 
@@ -289,18 +312,23 @@ def _rewritten(
     target: Path,
     name: str,
     old: str | None,
-    new: str,
+    new: str | Callable[[str], str],
     *,
     fix_manifest: bool = False,
 ) -> Path:
     """A copy of `archive` with `old` replaced by `new` once in file `name` (or `new` as the
-    whole file when `old` is None); with fix_manifest, the manifest says the new checksum."""
-    import hashlib
-
+    whole file when `old` is None, or what `new` makes of the file's text when it is a
+    function); with fix_manifest, the manifest says the new checksum."""
     with zipfile.ZipFile(archive) as source:
         files = {n: source.read(n) for n in source.namelist()}
     text = files[name].decode("utf-8")
-    files[name] = (new if old is None else text.replace(old, new, 1)).encode("utf-8")
+    if callable(new):
+        changed = new(text)
+    elif old is None:
+        changed = new
+    else:
+        changed = text.replace(old, new, 1)
+    files[name] = changed.encode("utf-8")
     if fix_manifest:
         manifest = json.loads(files[MANIFEST])
         for entry in manifest["tables"]:
