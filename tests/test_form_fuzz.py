@@ -74,6 +74,8 @@ POST_FIELDS: dict[str, tuple[str, ...]] = {
     "ingest-source-harvest": (),
     "ingest-run-cancel": (),
     "set_language": ("language", "next"),  # the top bar's language switch, on every page
+    "transcript-code": ("start", "end", "node_code", "note"),
+    "transcript-uncode": ("passage",),
 }
 NOT_FUZZED = {"logout"}  # it would sign the fuzzing client out
 # The outsider comes last: it is sent every form the others found (see pages_for).

@@ -120,6 +120,7 @@ RULES: dict[str, Rule] = {
     "transcript-uncode": Rule("volunteer", method="post", kwargs="transcript"),
     "transcript-done": Rule("volunteer", method="post", kwargs="transcript"),
     "coded-passages-csv": Rule("lead", kwargs="project"),
+    "transcripts-qdpx": Rule("lead", kwargs="project"),
     # near-duplicate issues (annotation/duplicates/): the lead's queue, pairs and index; an item's
     # duplicates for every member (volunteers see only revealed ones: tests/test_blindness.py)
     "duplicates": Rule("lead", kwargs="project"),

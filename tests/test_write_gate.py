@@ -761,6 +761,7 @@ READS_ANY_METHOD = {
     "ranking-link",
     "interview-transcript",
     "coded-passages-csv",
+    "transcripts-qdpx",
     "duplicates",
     "duplicate-compare",
     # pages whose POST is in WRITES; their other methods read

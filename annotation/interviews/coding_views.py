@@ -25,7 +25,13 @@ from annotation.interviews.coding import (
     transcript_done,
     transcript_upload,
 )
-from annotation.interviews.forms import CoderAssignForm, PassageForm, TranscriptForm
+from annotation.interviews.forms import (
+    CoderAssignForm,
+    PassageForm,
+    TranscriptForm,
+    UncodeForm,
+)
+from annotation.interviews.qdc import transcripts_qdpx
 from annotation.models import Project, Role
 from annotation.project_nodes import project_nodes
 from concord.errors import ConcordError
@@ -191,13 +197,14 @@ def transcript_code(request, slug: str, pk: int):
 def transcript_uncode(request, slug: str, pk: int):
     project = access_project(request.user, slug)
     transcript = _transcript(project, pk)
-    try:
-        passage_id = int(request.POST.get("passage", ""))
-    except ValueError:
+    form = UncodeForm(request.POST)
+    if not form.is_valid():
         messages.error(request, _("Say which code to take back."))
         return _back(project, transcript)
     try:
-        passage_remove(transcript=transcript, actor=request.user, passage_id=passage_id)
+        passage_remove(
+            transcript=transcript, actor=request.user, passage_id=form.cleaned_data["passage"]
+        )
     except ConcordError as exc:
         messages.error(request, str(exc))
     return _back(project, transcript)
@@ -215,6 +222,15 @@ def transcript_finish(request, slug: str, pk: int):
     else:
         messages.success(request, _("Your coding of this transcript is complete."))
     return _back(project, transcript)
+
+
+@login_required
+def transcripts_qdpx_download(request, slug: str):
+    """The transcripts and every coder's passages as a REFI-QDA project (interviews.qdc)."""
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    response = HttpResponse(transcripts_qdpx(project), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-transcripts.qdpx"'
+    return response
 
 
 @login_required

@@ -122,5 +122,9 @@ class PassageForm(forms.Form):
     )
 
 
+class UncodeForm(forms.Form):
+    passage = forms.IntegerField(min_value=1, max_value=2**31 - 1, widget=forms.HiddenInput)
+
+
 class CoderAssignForm(forms.Form):
     username = forms.CharField(label=_("Member"), max_length=150)

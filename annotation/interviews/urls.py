@@ -93,4 +93,9 @@ urlpatterns = [
         coding_views.coded_passages_download,
         name="coded-passages-csv",
     ),
+    path(
+        "projects/<slug:slug>/interviews/transcripts.qdpx",
+        coding_views.transcripts_qdpx_download,
+        name="transcripts-qdpx",
+    ),
 ]

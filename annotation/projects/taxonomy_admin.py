@@ -22,6 +22,7 @@ from annotation.projects.label_imports import Upload
 from concord.errors import ConcordError, Conflict
 from taxonomy.loaders import examples_load, taxonomy_load
 from taxonomy.models import Example, ExampleKind, Node, Taxonomy
+from taxonomy.qdc import qdc_csv
 
 EXAMPLES_MAX = 200
 
@@ -60,13 +61,16 @@ def _audit(
 def taxonomy_upload(
     *, user, name: str, version: str, tree: Upload, details: list[Upload]
 ) -> Taxonomy:
-    """A new taxonomy version from a `code,level,parent,name[,study_name,description]` CSV and
-    detail files (`rootcause,subcategory,symptoms`). An existing name and version is refused:
-    versions are never overwritten. Any bad row changes nothing."""
+    """A new taxonomy version from a `code,level,parent,name[,study_name,description]` CSV (or a
+    REFI-QDA codebook, .qdc: taxonomy.qdc) and detail files (`rootcause,subcategory,symptoms`).
+    An existing name and version is refused: versions are never overwritten. Any bad row changes
+    nothing."""
     if Taxonomy.objects.filter(name=name, version=version).exists():
         raise Conflict(
             f"{name} version {version} exists already; give the new one its own version."
         )
+    if tree.name.lower().endswith(".qdc"):  # a REFI-QDA codebook, read as the tree's CSV
+        tree = Upload(tree.name, qdc_csv(tree.data, Path(tree.name).name))
     with tempfile.TemporaryDirectory() as folder:
         paths = [_saved(Path(folder), upload) for upload in [tree, *details]]
         try:

@@ -2,7 +2,7 @@
 // selection in the transcript, or from the keyboard: the arrow keys move between lines, Space or
 // Enter takes the line (with Shift, every line from the one taken before), then the category box
 // has the focus and Enter applies the code. Offsets count characters of the transcript's text:
-// each line's data-start is where it begins.
+// each line's data-start is where it begins (in code points, as Python counts them).
 (function () {
   "use strict";
   var lines = document.getElementById("transcript-lines");
@@ -29,7 +29,8 @@
     var range = document.createRange();
     range.setStart(text, 0);
     range.setEnd(node, offset);
-    return Number(line.dataset.start) + range.toString().length;
+    // characters as the server counts them (code points: a character beyond the BMP is one)
+    return Number(line.dataset.start) + Array.from(range.toString()).length;
   }
 
   function mark(from, to) {

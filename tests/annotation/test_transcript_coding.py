@@ -1,7 +1,7 @@
 """Coding interview transcripts in the browser's pages (issue 27): two coders, each blind to the
 other's codes until both are done; idempotent saves; their agreement per category and overall,
-with the disagreements for the lead; the coded passages as CSV; transcripts from .txt, .md and
-.docx."""
+with the disagreements for the lead; the coded passages as CSV and as a REFI-QDA project;
+transcripts from .txt, .md and .docx."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import csv
 import io
 import re
 import zipfile
+from types import SimpleNamespace
+from xml.etree import ElementTree as ET
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -185,3 +187,38 @@ def test_units_are_the_non_blank_lines_and_kappa_is_cohens():
     same = coding_agreement(2, {"C.4": {0, 1}}, {"C.4": {0, 1}})
     assert same.kappa is None  # every line coded by both: chance agreement is 1
     assert same.observed == 1.0
+
+
+def test_the_coded_transcripts_go_out_as_a_refi_qda_project(client, personas, transcript):
+    from tests.test_write_gate import with_interviews
+
+    with_interviews(None)(SimpleNamespace(project=transcript.project), None)  # U1: C.4 and B.5
+    a = personas["volunteer_a"]
+    TranscriptCoder.objects.create(transcript=transcript, coder=a)
+    client.force_login(a)
+    words = "The loss went flat"
+    client.post(_url(transcript, "code/"), {**_offsets(words), "node_code": "C.4", "note": "n"})
+    client.force_login(personas["lead"])
+    response = client.get(f"/projects/{transcript.project.slug}/interviews/transcripts.qdpx")
+    assert response["Content-Disposition"].endswith('transcripts.qdpx"')
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        root = ET.fromstring(archive.read("project.qde"))  # noqa: S314 - our own output
+        ns = {"q": "urn:QDA-XML:project:1.0"}
+        source, quote = root.findall("q:Sources/q:TextSource", ns)
+        path = source.get("plainTextPath").removeprefix("internal://")
+        text = archive.read(f"sources/{path}").decode()
+        quoted = quote.get("plainTextPath").removeprefix("internal://")
+        assert archive.read(f"sources/{quoted}").decode() == "Loss went flat."
+    assert text == TEXT
+    (selection,) = source.findall("q:PlainTextSelection", ns)
+    start, end = int(selection.get("startPosition")), int(selection.get("endPosition"))
+    assert text[start:end] == words
+    assert selection.find("q:Description", ns).text == "n"
+    (user,) = root.findall("q:Users/q:User", ns)
+    assert (user.get("name"), selection.get("creatingUser")) == (a.username, user.get("guid"))
+    target = selection.find("q:Coding/q:CodeRef", ns).get("targetGUID")
+    (code,) = [c for c in root.iterfind(".//q:CodeBook//q:Code", ns) if c.get("guid") == target]
+    assert code.get("name").startswith("C.4 ")
+    # the imported quote: coded with C.4 only (B.5 is not a category of the taxonomy)
+    (coded,) = quote.findall("q:PlainTextSelection/q:Coding/q:CodeRef", ns)
+    assert coded.get("targetGUID") == target
