@@ -4,7 +4,7 @@ import pytest
 from django.apps import apps
 from django.contrib import admin
 
-CONCORD_APPS = ("taxonomy", "ingest", "annotation")
+CONCORD_APPS = ("concord", "taxonomy", "ingest", "annotation")
 
 
 def concord_models():

@@ -6,6 +6,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from concord.models import PersonSettings
+from concord.person_settings import single_keys_on
 from tests.annotation.labeling_helpers import items
 
 SWITCH = "/accounts/single-keys/"
@@ -50,3 +51,14 @@ def test_the_switch_leads_back_only_to_this_site_and_needs_a_sign_in_and_csrf(cl
     strict.force_login(personas["volunteer_b"])
     assert strict.post(SWITCH, {"single_keys": "off"}).status_code == 403
     assert not PersonSettings.objects.filter(user=personas["volunteer_b"]).exists()
+
+
+def test_a_change_in_the_admin_reaches_the_pages_at_once(client, personas, project):
+    from tests.factories import UserFactory
+
+    volunteer = personas["volunteer_a"]
+    assert single_keys_on(volunteer)  # now cached as on
+    client.force_login(UserFactory(username="root", is_staff=True, is_superuser=True))
+    added = client.post("/admin/concord/personsettings/add/", {"user": volunteer.pk})
+    assert added.status_code == 302  # an unticked box: off
+    assert not single_keys_on(volunteer)
