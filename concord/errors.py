@@ -72,6 +72,11 @@ class RowError(ConcordError):
         super().__init__(message, Where(path, line, column))
 
 
+def file_error(name: str, message: str) -> ConcordError:
+    """What is wrong with the file `name` as a whole (no line of it to name)."""
+    return ConcordError(message, Where(name))
+
+
 def utf8_text(data: bytes, name: str) -> str:
     """`data` as text (UTF-8, a byte-order mark dropped), or a RowError naming the line of the
     first byte that is not UTF-8 and where in the line it is."""

@@ -4,7 +4,7 @@ sub-themes. A code named "<code> <name>" whose code fits its place (`C`, `C.4`, 
 Concord's own export writes them) keeps that code; any other is numbered by its place (types
 `A`, `B` ..., themes `A.1`, sub-themes `A.1.i`). A code's Description is its definition.
 
-Everything wrong with the file is a RowError naming it: not XML (with the line and column), not a
+Everything wrong with the file is an error naming it: not XML (with the line and column), not a
 codebook, no codes, a code without a name, codes nested deeper than three levels, or two codes
 that come out the same. No database: the rows go to the taxonomy CSV loader (taxonomy.loaders).
 """
@@ -20,7 +20,7 @@ from xml.etree import ElementTree as ET
 
 from django.utils.translation import gettext as _
 
-from concord.errors import RowError
+from concord.errors import RowError, file_error
 
 CODEBOOK = "urn:QDA-XML:codebook:1.0"
 PROJECT = "urn:QDA-XML:project:1.0"
@@ -42,7 +42,7 @@ class CodeRow:
 def qdc_rows(data: bytes, name: str) -> list[CodeRow]:
     """The codebook in `data` (a file called `name`) as taxonomy rows, parents first."""
     if len(data) > DATA_MAX:
-        raise RowError(name, None, None, _("over %(n)d bytes") % {"n": DATA_MAX})
+        raise file_error(name, _("over %(n)d bytes") % {"n": DATA_MAX})
     try:
         # expat refuses entity amplification and ElementTree fetches no external entity
         root = ET.fromstring(data)  # noqa: S314
@@ -55,13 +55,11 @@ def qdc_rows(data: bytes, name: str) -> list[CodeRow]:
     rows: list[CodeRow] = []
     _read(codes, name, parent=None, depth=0, rows=rows, path="")
     if not rows:
-        raise RowError(name, None, None, _("the codebook has no codes"))
+        raise file_error(name, _("the codebook has no codes"))
     seen: set[str] = set()
     for row in rows:
         if row.code in seen:
-            raise RowError(
-                name, None, None, _("two codes come out as %(code)s") % {"code": row.code}
-            )
+            raise file_error(name, _("two codes come out as %(code)s") % {"code": row.code})
         seen.add(row.code)
     return rows
 
@@ -78,11 +76,9 @@ def _codes_of(root: ET.Element, name: str) -> ET.Element:
         codes = book.find(f"{{{ns}}}Codes") if book is not None else None
         if codes is not None:
             return codes
-        raise RowError(name, None, None, _("the codebook has no codes"))
-    raise RowError(
+        raise file_error(name, _("the codebook has no codes"))
+    raise file_error(
         name,
-        None,
-        None,
         _("not a REFI-QDA codebook: it has no CodeBook of %(ns)s") % {"ns": CODEBOOK},
     )
 
@@ -101,14 +97,10 @@ def _read(
         label = (code.get("name") or "").strip()
         where = f"{path} > {label}" if path else label
         if not label:
-            raise RowError(
-                name, None, None, _("a code under %(path)s has no name") % {"path": path or "/"}
-            )
+            raise file_error(name, _("a code under %(path)s has no name") % {"path": path or "/"})
         if depth >= len(LEVELS):
-            raise RowError(
+            raise file_error(
                 name,
-                None,
-                None,
                 _("%(path)s is nested deeper than three levels (type, theme, sub-theme)")
                 % {"path": where},
             )

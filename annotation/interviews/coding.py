@@ -28,7 +28,7 @@ from annotation.gate import Write, gate
 from annotation.models import Project
 from annotation.project_nodes import project_nodes
 from annotation.reporting.exports import FORMULA_TRIGGERS
-from concord.errors import ConcordError, RowError, utf8_text
+from concord.errors import ConcordError, file_error, utf8_text
 from taxonomy.interviews.models import (
     CodedPassage,
     Participant,
@@ -71,19 +71,19 @@ def transcript_upload(
 
 
 def transcript_text(name: str, data: bytes) -> str:
-    """The text of an uploaded transcript, or a RowError naming the file and what is wrong."""
+    """The text of an uploaded transcript, or an error naming the file and what is wrong."""
     lower = name.lower()
     if lower.endswith(".docx"):
         text = _docx_text(name, data)
     elif lower.endswith(TEXT_SUFFIXES):
         text = utf8_text(data, name)
     else:
-        raise RowError(name, None, None, _("a transcript is a .txt, .md or .docx file"))
+        raise file_error(name, _("a transcript is a .txt, .md or .docx file"))
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
     if not text.strip():
-        raise RowError(name, None, None, _("the file has no text"))
+        raise file_error(name, _("the file has no text"))
     if len(text) > TRANSCRIPT_MAX:
-        raise RowError(name, None, None, _("over %(n)d characters") % {"n": TRANSCRIPT_MAX})
+        raise file_error(name, _("over %(n)d characters") % {"n": TRANSCRIPT_MAX})
     return text
 
 
@@ -94,12 +94,12 @@ def _docx_text(name: str, data: bytes) -> str:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             info = archive.getinfo("word/document.xml")
             if info.file_size > 20 * TRANSCRIPT_MAX:
-                raise RowError(name, None, None, _("over %(n)d characters") % {"n": TRANSCRIPT_MAX})
+                raise file_error(name, _("over %(n)d characters") % {"n": TRANSCRIPT_MAX})
             # expat (2.4 and later) refuses entity amplification and ElementTree fetches no
             # external entity; the size above bounds what is read (zipfile stops at it)
             root = ET.fromstring(archive.read(info))  # noqa: S314
     except (zipfile.BadZipFile, KeyError, ET.ParseError) as exc:
-        raise RowError(name, None, None, _("not a Word document (.docx)")) from exc
+        raise file_error(name, _("not a Word document (.docx)")) from exc
     lines = []
     for paragraph in root.iter(f"{DOCX_TEXT}p"):
         parts = []

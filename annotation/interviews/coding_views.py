@@ -110,8 +110,6 @@ def transcript_page(request, slug: str, pk: int):
                 "codes": codes,
             }
         )
-    for passage in passages:
-        passage.text = transcript.text[passage.start : passage.end]
     coding = mine is not None and mine.done_at is None
     context = {
         "project": project,
@@ -124,7 +122,7 @@ def transcript_page(request, slug: str, pk: int):
         "lead": has_role(request.user, project, Role.LEAD),
         "sees_all": sees_all,
         "lines": lines,
-        "passages": passages,
+        "passages": [(p, transcript.text[p.start : p.end]) for p in passages],
         "form": PassageForm(),
         "categories": project_nodes(project).order_by("code") if coding else [],
         "assign_form": CoderAssignForm(),

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from taxonomy.interviews.models import TOP, ParticipantKind
+from taxonomy.interviews.models import TOP, Participant, ParticipantKind
 
 
 class InterviewFilesForm(forms.Form):
@@ -98,12 +100,15 @@ class TranscriptForm(forms.Form):
         widget=forms.ClearableFileInput(attrs={"accept": ".txt,.md,.markdown,.docx"}),
     )
     participant = forms.ModelChoiceField(
-        label=_("Participant"), queryset=None, required=False, empty_label="—"
+        label=_("Participant"),
+        queryset=Participant.objects.none(),
+        required=False,
+        empty_label="—",
     )
 
     def __init__(self, *args, participants, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["participant"].queryset = participants
+        cast(forms.ModelChoiceField, self.fields["participant"]).queryset = participants
 
 
 class PassageForm(forms.Form):

@@ -16,7 +16,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.interviews.coding import transcript_text
-from concord.errors import RowError
+from concord.errors import ConcordError
 from taxonomy.interviews.models import CodedPassage, Transcript, TranscriptCoder
 from taxonomy.interviews.units import coding_agreement, transcript_units, units_covered
 
@@ -167,11 +167,11 @@ def test_a_transcript_comes_from_txt_md_or_docx_and_a_bad_file_is_named():
         )
     assert transcript_text("U1.docx", document.getvalue()) == "Q: Why?\nA: It hangs."
     assert transcript_text("U1.md", b"# U1\r\nA: yes\r\n") == "# U1\nA: yes\n"
-    with pytest.raises(RowError, match=r"U1.pdf: a transcript is a \.txt, \.md or \.docx"):
+    with pytest.raises(ConcordError, match=r"U1.pdf: a transcript is a \.txt, \.md or \.docx"):
         transcript_text("U1.pdf", b"%PDF")
-    with pytest.raises(RowError, match=r"U1.docx: not a Word document"):
+    with pytest.raises(ConcordError, match=r"U1.docx: not a Word document"):
         transcript_text("U1.docx", b"not a zip")
-    with pytest.raises(RowError, match=r"U1.txt, line 2"):
+    with pytest.raises(ConcordError, match=r"U1.txt, line 2"):
         transcript_text("U1.txt", b"fine\n\xff\n")
 
 
