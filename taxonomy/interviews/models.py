@@ -286,3 +286,29 @@ class CodedPassage(models.Model):
     @property
     def passage(self) -> str:
         return self.transcript.text[self.start : self.end]
+
+
+class SettledCode(models.Model):
+    """A lead's word on a disagreement of a transcript's coders: whether the category applies to
+    the line one coder gave it and another did not. With the lines every coder gave a category,
+    the kept ones are the transcript's final codes."""
+
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="settled")
+    line = models.PositiveIntegerField(help_text="The line's number in the transcript (1 = first).")
+    node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="+")
+    keep = models.BooleanField(help_text="Whether the category applies to the line.")
+    settled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    settled_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["transcript_id", "line", "node_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["transcript", "line", "node"], name="settled_code_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.transcript_id} line {self.line} {self.node_id}: {self.keep}"
