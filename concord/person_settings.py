@@ -7,7 +7,8 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.shortcuts import redirect
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -56,9 +57,15 @@ def single_keys_page(request):
                 "do nothing on the labeling and lead pages."
             ),
         )
+    # Back to the page the switch was on (its path, as get_full_path wrote it: ASCII), never
+    # elsewhere; anything else leads home.
     target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    if not (
+        target.startswith("/")
+        and target.isascii()
+        and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
     ):
-        target = "home"
-    return redirect(target)
+        target = reverse("home")
+    return HttpResponseRedirect(target)

@@ -40,8 +40,15 @@ def test_the_switch_is_per_person_and_follows_them_to_another_browser(client, pe
 
 def test_the_switch_leads_back_only_to_this_site_and_needs_a_sign_in_and_csrf(client, personas):
     client.force_login(personas["volunteer_a"])
-    answer = client.post(SWITCH, {"single_keys": "off", "next": "https://evil.example/"})
-    assert answer["Location"] == "/"
+    for target in (
+        "https://evil.example/",
+        "//evil.example/",
+        "home",
+        "/项目/",
+        "9" * 30,
+    ):
+        answer = client.post(SWITCH, {"single_keys": "off", "next": target})
+        assert (answer.status_code, answer["Location"]) == (302, "/"), target
     client.post(SWITCH, {"single_keys": "maybe"})  # neither on nor off: nothing changes
     assert PersonSettings.objects.get().single_key_shortcuts is False
 
