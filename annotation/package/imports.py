@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from annotation.gate import Write, gate
+from annotation.interviews.services import InterviewFile, interviews_import
 from annotation.models import (
     Annotation,
     Item,
@@ -118,6 +119,7 @@ def package_import(*, project: Project, actor, contents: PackageContents) -> Pac
             years = contents.of_kind(PackageKind.YEAR_LIST)
             _record_year_lists(project, items, years, report, errors)
             _keep_carried(project, contents.of_kind(PackageKind.CARRIED), report, errors)
+            _read_interviews(project, actor, contents.of_kind(PackageKind.CARRIED), report, errors)
         if errors:
             raise PackageFailed(errors)
         for model in (Issue, Item, Annotation, Resolution, PackageLine):  # thousands of new rows
@@ -293,6 +295,12 @@ def _keep_carried(project: Project, entries, report: PackageReport, errors) -> N
     does not hold yet become keyword sets (an existing set of that name is left as it is)."""
     for entry in entries:
         try:
+            if entry.interview == "background":  # a spreadsheet: its reader checks it
+                _new_file(project, entry, Layout(), content=entry.data)
+                report.files.append(
+                    {"path": entry.path, "kind": entry.kind, "bytes": len(entry.data)}
+                )
+                continue
             text = utf8_text(entry.data, entry.path)
             if entry.path.rsplit("/", 1)[-1] == "filter_keywords":
                 report.notes.extend(_keyword_sets(parse_filter_keywords(text, entry.path)))
@@ -301,6 +309,34 @@ def _keep_carried(project: Project, entries, report: PackageReport, errors) -> N
             continue
         _new_file(project, entry, Layout(), content=entry.data)
         report.files.append({"path": entry.path, "kind": entry.kind, "bytes": len(entry.data)})
+
+
+def _read_interviews(project: Project, actor, entries, report: PackageReport, errors) -> None:
+    """The interview material (kept as it came by _keep_carried) read into the project's
+    interviews, as the Interviews page imports it; a package without a codebook has none."""
+    parts = {e.interview: InterviewFile(e.path, e.data) for e in entries if e.interview}
+    if "codebook" not in parts:
+        if parts:
+            report.notes.append(_("Interview material without a codebook is kept, not read."))
+        return
+    try:
+        read = interviews_import(
+            project=project,
+            actor=actor,
+            codebook=parts["codebook"],
+            background=parts.get("background"),
+            guideline=parts.get("guideline"),
+        )
+    except ImportFailed as exc:
+        errors.extend(exc.errors)
+        return
+    except ConcordError as exc:
+        errors.append(exc)
+        return
+    report.notes.append(
+        _("Interviews: %(participants)d participants, %(quotes)d quotes, %(links)d links.")
+        % {"participants": read.participants, "quotes": read.quotes, "links": read.links}
+    )
 
 
 def _keyword_sets(lists: dict[str, list[str]]) -> list[str]:

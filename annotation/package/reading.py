@@ -6,6 +6,9 @@ Which file is what, by name and first line (the study's layout, wherever its fil
 - `<repo>_<year>.txt`: a yearly list of issue URLs;
 - `filter_keywords`, and the CSVs with the taxonomy's header (`code,level,...`) or the detail
   files' (`rootcause,subcategory,symptoms`): carried, kept as they came;
+- the interview material: the codebook (a CSV whose header starts `Participant,Type`), the
+  background sheet (an `.xlsx` named for the background) and the guideline (a `.md` named for
+  the guideline): carried, kept as they came, and read into the project's interviews;
 - `README.md` and `SHA256SUMS` at the top: written anew by the export (the checksums are checked
   first); anything else is left out and reported.
 """
@@ -33,12 +36,28 @@ README, CHECKSUMS = "README.md", "SHA256SUMS"
 CHECKSUM_LINE = re.compile(r"^(?P<hash>[0-9a-fA-F]{64}) [ *](?:\./)?(?P<path>.+)$")
 
 
+CODEBOOK_HEADER = "Participant,Type"
+
+
 @dataclass(frozen=True)
 class PackageEntry:
     path: str  # '/'-separated, inside the package
     data: bytes
     kind: str  # a PackageKind
     year: int | None = None
+    interview: str = ""  # codebook, background or guideline: interview material
+
+
+def interview_part(path: str, data: bytes) -> str:
+    """Which part of the interview material the file at `path` is, or ''."""
+    name = PurePosixPath(path).name.lower()
+    if name.endswith(".csv") and _header(data).startswith(CODEBOOK_HEADER):
+        return "codebook"
+    if name.endswith(".xlsx") and "background" in name:
+        return "background"
+    if name.endswith(".md") and "guide" in name:
+        return "guideline"
+    return ""
 
 
 @dataclass
@@ -81,8 +100,10 @@ def package_sort(files: dict[str, bytes]) -> PackageContents:
             contents.entries.append(PackageEntry(path, data, PackageKind.LABELS))
         elif name == KEYWORDS or _header(data).startswith(CARRIED_HEADERS):
             contents.entries.append(PackageEntry(path, data, PackageKind.CARRIED))
+        elif part := interview_part(path, data):
+            contents.entries.append(PackageEntry(path, data, PackageKind.CARRIED, interview=part))
         else:
-            why = _("not a file of the study's layout (interviews wait for issue 27)")
+            why = _("not a file of the study's layout")
             contents.left_out.append({"path": path, "why": why})
     if not contents.of_kind(PackageKind.LABELS):
         raise ConcordError(

@@ -29,7 +29,7 @@ import zipfile
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from django.db.models.functions import ExtractYear
 
@@ -43,6 +43,7 @@ from annotation.reporting.exports import (
 )
 from concord.errors import ConcordError
 from concord.file_layout import Layout, csv_record, laid_out
+from taxonomy.interviews.models import InterviewGuide, ParticipantKind, Quote
 
 LABELS_FOLDER = "Issue Report"
 README, CHECKSUMS = "README.md", "SHA256SUMS"
@@ -121,6 +122,7 @@ def package_files(
     data += [
         (r.file.path, bytes(r.file.content)) for r in recorded if r.file.kind == PackageKind.CARRIED
     ]
+    data += interview_files(project, carried=[c for _path, c in data])
     data.sort(key=lambda entry: entry[0])
     data.append((README, package_readme(project, options, data).encode("utf-8")))
     data.append((CHECKSUMS, checksums(data).encode("utf-8")))
@@ -239,6 +241,65 @@ def _free(path: str, repository: Repository, taken: set[str]) -> str:
         path = f"{folder}/{repository[1]}_{name}"
     taken.add(path)
     return path
+
+
+# ---------------------------------------------------------------- the interview material
+
+INTERVIEWS_FOLDER = "interviews"
+CODEBOOK_COLUMNS = [
+    "Participant",
+    "Type",
+    "Experience Level",
+    "Framework Context",
+    "Prompt Category",
+    "Thematic Quote",
+    "Linked Taxonomy Node(s)",
+    "Research Insight",
+]
+KIND_WORDS: dict[str, str] = {ParticipantKind.USER: "User", ParticipantKind.DEVELOPER: "Developer"}
+
+
+def interview_files(project: Project, *, carried: list[bytes]) -> list[tuple[str, bytes]]:
+    """The project's interviews as the study published them, when it holds any and no package
+    brought its own codebook (which goes out as it came): `interviews/CodeBook.csv` (a quote a
+    row, in the order they were imported, with the codes it was linked under) and the guideline.
+    The interviewees' background sheet goes out only as a package brought it."""
+    if any(_is_codebook(data) for data in carried):
+        return []
+    quotes = (
+        Quote.objects.filter(participant__project=project)
+        .select_related("participant")
+        .prefetch_related("links")
+        .order_by("pk")
+    )
+    rows = [
+        [
+            q.participant.code,
+            KIND_WORDS.get(q.participant.kind, q.participant.kind),
+            q.participant.experience,
+            q.participant.framework,
+            q.prompt_category,
+            q.text,
+            ", ".join(link.code for link in q.links.all()),
+            q.insight,
+        ]
+        for q in quotes
+    ]
+    if not rows:
+        return []
+    layout = Layout(newline="\n")
+    codebook = [csv_record(CODEBOOK_COLUMNS, "\n"), *(csv_record(r, "\n") for r in rows)]
+    out = [(f"{INTERVIEWS_FOLDER}/CodeBook.csv", "".join(laid_out(codebook, layout)).encode())]
+    guide = InterviewGuide.objects.filter(project=project).first()
+    if guide is not None:
+        name = PurePosixPath(guide.name).name or "Interview GuideLine.md"
+        out.append((f"{INTERVIEWS_FOLDER}/{name}", guide.text.encode("utf-8")))
+    return out
+
+
+def _is_codebook(data: bytes) -> bool:
+    first = data.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0].replace(b" ", b"")
+    return first.startswith(b"Participant,Type")
 
 
 def checksums(files: list[tuple[str, bytes]]) -> str:

@@ -5,6 +5,7 @@ and the API run both directions as background jobs."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import zipfile
@@ -15,6 +16,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
+from annotation.gate import OPERATOR
+from annotation.interviews.services import interviews_import
 from annotation.models import (
     ExportFormat,
     ExportJob,
@@ -29,6 +32,8 @@ from annotation.reporting.export_jobs import export_job_run
 from annotation.reporting.exports import export_options, repository_rows
 from annotation.review.services import item_reopen, item_resolve
 from ingest.models import Issue, KeywordSet
+from taxonomy.interviews.files import codebook_parse
+from tests.annotation.test_interviews import study_files
 from tests.conftest import STUDY
 
 MEGATRON = "https://github.com/NVIDIA/Megatron-LM/issues/"
@@ -111,7 +116,10 @@ def test_the_shipped_repositories_round_trip_byte_for_byte(study_taxonomy, tmp_p
     assert out["issue-lists/MindSpeed_2023.txt"] == b""
     for carried in ["filter_keywords", "taxonomy.csv", "study-details/bug_symptoms.csv"]:
         assert out[carried] == (STUDY / carried).read_bytes()
-    assert not any(name.startswith("interviews/") for name in out)  # no interviews held
+    assert "Interviews: 19 participants, 19 quotes, 36 links" in said
+    for path in sorted((STUDY / "interviews").iterdir()):  # kept as they came, and read
+        assert out[f"interviews/{path.name}"] == path.read_bytes(), path.name
+    assert project.participants.count() == 19
     with zipfile.ZipFile(tmp_path / "out.zip") as archive:
         assert {name: archive.read(name) for name in archive.namelist()} == out
     for line in out["SHA256SUMS"].decode().splitlines():
@@ -132,6 +140,38 @@ def test_a_package_with_every_oddity_round_trips(study_taxonomy, tmp_path):
     for name, text in ODD.items():
         assert out[name] == text.encode("utf-8"), name
     assert KeywordSet.objects.get(name="pytorch").keywords == ["llm", "gpt"]
+
+
+def test_a_projects_interviews_go_out_in_the_package_and_come_back_in(study_taxonomy, tmp_path):
+    write_package(tmp_path / "in", ODD)
+    run("import_package", str(tmp_path / "in"), "--project", "odd")
+    project = Project.objects.get(slug="odd")
+    interviews_import(project=project, actor=OPERATOR, **study_files())  # on the Interviews page
+    run("export_package", "--project", "odd", "-o", str(tmp_path / "out.zip"))
+    with zipfile.ZipFile(tmp_path / "out.zip") as archive:
+        codebook = archive.read("interviews/CodeBook.csv")
+        guideline = archive.read("interviews/Interview GuideLine.md")
+        assert "interviews/Interviewee Background.xlsx" not in archive.namelist()
+    study = STUDY / "interviews"
+    assert _quotes(codebook, "CodeBook.csv") == _quotes(
+        (study / "CodeBook.csv").read_bytes(), "CodeBook.csv"
+    )
+    assert guideline == (study / "Interview GuideLine.md").read_bytes()
+
+    said = run("import_package", str(tmp_path / "out.zip"), "--project", "again")
+    assert "Interviews: 19 participants, 19 quotes, 36 links" in said
+    again = Project.objects.get(slug="again")
+    assert again.participants.count() == project.participants.count() == 19
+    run("export_package", "--project", "again", "-o", str(tmp_path / "again.zip"))
+    with zipfile.ZipFile(tmp_path / "again.zip") as archive:
+        assert archive.read("interviews/CodeBook.csv") == codebook  # as it came, byte for byte
+
+
+def _quotes(data: bytes, name: str) -> list[tuple]:
+    """A codebook's rows as the import reads them, without the line each came from."""
+    parsed = codebook_parse(data, name)
+    assert parsed.errors == []
+    return [dataclasses.replace(row, line=0) for row in parsed.rows]
 
 
 def test_a_changed_final_label_is_written_in_the_files_own_dialect(
