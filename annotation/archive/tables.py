@@ -44,6 +44,7 @@ from taxonomy.interviews.models import (
     Quote,
     QuoteLink,
     Ranking,
+    SettledCode,
     Transcript,
     TranscriptCoder,
 )
@@ -289,6 +290,12 @@ TABLES: list[Table] = [
         CodedPassage,
         _of_project(CodedPassage, "transcript__project"),
         refs={"transcript_id": "transcripts", "coder_id": "users", "node_id": "nodes"},
+    ),
+    Table(
+        "settled_codes",
+        SettledCode,
+        _of_project(SettledCode, "transcript__project"),
+        refs={"transcript_id": "transcripts", "node_id": "nodes", "settled_by_id": "users"},
     ),
 ]
 
