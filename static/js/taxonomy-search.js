@@ -51,8 +51,17 @@
   }
 
   input.addEventListener("input", apply);
+  // `/` is a single-key shortcut: never while typing in a box, and not for a person who turned
+  // them off (issue #32, data-single-keys).
+  var switchEl = document.querySelector("[data-single-keys]");
+  var singleKeys = !switchEl || switchEl.dataset.singleKeys !== "off";
+  function typing(el) {
+    return el && (el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable ||
+      (el.tagName === "INPUT" && el.type !== "radio" && el.type !== "checkbox"));
+  }
   document.addEventListener("keydown", function (e) {
-    if (e.key === "/" && document.activeElement !== input) { e.preventDefault(); input.focus(); }
+    if (e.ctrlKey || e.metaKey || e.altKey) { return; }
+    if (e.key === "/" && singleKeys && !typing(document.activeElement)) { e.preventDefault(); input.focus(); }
     if (e.key === "Escape" && document.activeElement === input) { input.value = ""; apply(); }
   });
 })();
