@@ -2,6 +2,7 @@
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import translation
 
 from ingest.importers import url_list_import
 from ingest.models import Issue
@@ -55,3 +56,14 @@ def test_command_reports_bad_lines_and_keeps_good_ones(db, tmp_path, capsys):
         call_command("import_urls", str(path))
     assert "urls.txt, line 2" in capsys.readouterr().err
     assert Issue.objects.filter(number="1").exists()
+
+
+def test_bad_lines_are_reported_in_the_readers_language(db):
+    text = "https://github.com/NVIDIA/Megatron-LM/pull/1517\nhttps://gitlab.com/x/y/issues/1\n"
+    with translation.override("zh-hans"):
+        report = url_list_import(text=text, name="list.txt", fetch_details=False)
+        said = [str(e) for e in report.errors]
+    assert said == [
+        "list.txt，第 1 行：'https://github.com/NVIDIA/Megatron-LM/pull/1517' 是拉取请求，不是议题",  # noqa: RUF001
+        "list.txt，第 2 行：未知的网站 'gitlab.com'；Concord 支持 github.com 和 gitee.com",  # noqa: RUF001
+    ]

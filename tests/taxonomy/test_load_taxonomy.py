@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import translation
 
 from concord.errors import RowError
 from taxonomy.loaders import examples_load, taxonomy_load
@@ -169,3 +170,12 @@ def test_command_turns_errors_into_a_clear_message(db, tmp_path):
     path = _write(tmp_path, GOOD_HEAD + "A.2,theme,Z,Orphan,\n")
     with pytest.raises(CommandError, match=r"tax\.csv, line 4, column parent: parent 'Z'"):
         call_command("load_taxonomy", str(path))
+
+
+def test_a_bad_row_is_named_in_the_readers_language(db, tmp_path):
+    path = _write(tmp_path, GOOD_HEAD + "A.2,theme,Z,Orphan,\n")
+    with translation.override("zh-hans"), pytest.raises(RowError) as caught:
+        taxonomy_load(path=path, name="T")
+    with translation.override("zh-hans"):
+        said = str(caught.value)
+    assert said == f"{path}，第 4 行，parent 列：A.2 的父节点 'Z' 没有在前面定义"  # noqa: RUF001
