@@ -121,6 +121,8 @@ RULES: dict[str, Rule] = {
     "transcript-done": Rule("volunteer", method="post", kwargs="transcript"),
     "coded-passages-csv": Rule("lead", kwargs="project"),
     "transcripts-qdpx": Rule("lead", kwargs="project"),
+    "transcript-settle": Rule("lead", method="post", kwargs="transcript"),
+    "final-codes-csv": Rule("lead", kwargs="project"),
     # near-duplicate issues (annotation/duplicates/): the lead's queue, pairs and index; an item's
     # duplicates for every member (volunteers see only revealed ones: tests/test_blindness.py)
     "duplicates": Rule("lead", kwargs="project"),

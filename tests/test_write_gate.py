@@ -404,6 +404,21 @@ def own_passage(w: World, user) -> Body:
     return form(passage=str(passage.pk))
 
 
+def coders_done(body: Body) -> Callable[[World, Any], Body]:
+    """`body`, once two coders of the transcript are done (its disagreements may be settled)."""
+
+    def payload(w: World, user) -> Body:
+        from taxonomy.interviews.models import TranscriptCoder
+
+        for coder in (w.people["volunteer"], w.people["lead"]):
+            TranscriptCoder.objects.create(
+                transcript_id=w.targets["transcript"]["pk"], coder=coder, done_at=timezone.now()
+            )
+        return body
+
+    return payload
+
+
 def label_file() -> SimpleUploadedFile:
     return SimpleUploadedFile("labels.csv", LABEL_FILE, content_type="text/csv")
 
@@ -618,6 +633,9 @@ WRITES: dict[tuple[str, str], Entry] = {
     ),
     ("transcript-uncode", "post"): Entry("transcript", coding(own_passage), Write.CODE),
     ("transcript-done", "post"): Entry("transcript", coding(NONE), Write.CODE),
+    ("transcript-settle", "post"): Entry(
+        "transcript", coders_done(form(line="2", node_code="C.1", keep="1")), Write.INTERVIEWS
+    ),
     # exports (they read the project; the job row is theirs)
     ("project-exports", "post"): Entry("project", fixed(form(format="study")), Write.EXPORT),
     ("api-project-export-jobs", "post"): Entry(
@@ -762,6 +780,7 @@ READS_ANY_METHOD = {
     "interview-transcript",
     "coded-passages-csv",
     "transcripts-qdpx",
+    "final-codes-csv",
     "duplicates",
     "duplicate-compare",
     # pages whose POST is in WRITES; their other methods read

@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.access import user_role
+from annotation.blindness import coding_revealed
 from annotation.gate import Write, gate
 from annotation.models import Project
 from annotation.project_nodes import project_nodes
@@ -32,6 +33,7 @@ from concord.errors import ConcordError, file_error, utf8_text
 from taxonomy.interviews.models import (
     CodedPassage,
     Participant,
+    SettledCode,
     Transcript,
     TranscriptCoder,
 )
@@ -198,6 +200,31 @@ def transcript_done(*, transcript: Transcript, actor) -> TranscriptCoder:
     return coder
 
 
+@transaction.atomic
+def disagreement_settle(
+    *, transcript: Transcript, actor, line: int, node_code: str, keep: bool
+) -> SettledCode:
+    """A lead says whether the category `node_code` applies to line `line`, which one coder gave
+    it and another did not (saying it again replaces the word). Once every coder is done."""
+    project = transcript.project
+    gate(actor, project, Write.INTERVIEWS)
+    if not coding_revealed(transcript):
+        raise ConcordError(_("Disagreements are settled once every coder is done."))
+    if line not in {unit.number for unit in transcript_units(transcript.text)}:
+        raise ConcordError(_("Line %(line)d is no line of this transcript.") % {"line": line})
+    code = node_code.strip()
+    node = project_nodes(project, live=False).filter(code=code).first()
+    if node is None:
+        raise ConcordError(_("%(code)s is no category of this project.") % {"code": code[:30]})
+    settled, _created = SettledCode.objects.update_or_create(
+        transcript=transcript,
+        line=line,
+        node=node,
+        defaults={"keep": keep, "settled_by": actor if getattr(actor, "pk", None) else None},
+    )
+    return settled
+
+
 # ---------------------------------------------------------------- reads
 
 
@@ -217,6 +244,7 @@ class DisagreementRow:
     code: str
     name: str  # the category's name
     marked_by: str  # the coder who marked it (the other did not)
+    keep: bool | None  # the lead's word on it (None: not settled yet)
 
 
 @dataclass(frozen=True)
@@ -227,12 +255,11 @@ class CoderPairAgreement:
     disagreements: list[DisagreementRow]
 
 
-def transcript_agreement(transcript: Transcript) -> list[CoderPairAgreement]:
-    """The agreement of each pair of the transcript's coders on its units (every coder's codes:
-    the caller shows it only to whom blindness.sees_all_codes allows)."""
-    units = transcript_units(transcript.text)
-    coders = [c.coder for c in transcript.coders.all()]
-    marked: dict[int, dict[str, set[int]]] = {c.pk: {} for c in coders}
+def _marks(
+    transcript: Transcript, units: list[Unit]
+) -> tuple[dict[int, dict[str, set[int]]], dict[str, str]]:
+    """Per coder (by id), per code, the units they marked; and each code's category name."""
+    marked: dict[int, dict[str, set[int]]] = {c.coder_id: {} for c in transcript.coders.all()}
     names: dict[str, str] = {}
     passages = CodedPassage.objects.filter(transcript=transcript).select_related("node")
     for passage in passages:
@@ -241,6 +268,24 @@ def transcript_agreement(transcript: Transcript) -> list[CoderPairAgreement]:
             units_covered(units, passage.start, passage.end)
         )
         names[passage.node.code] = passage.node.name
+    return marked, names
+
+
+def _verdicts(transcript: Transcript) -> dict[tuple[int, str], bool]:
+    """The lead's word on each settled (line, code)."""
+    rows = SettledCode.objects.filter(transcript=transcript).values_list(
+        "line", "node__code", "keep"
+    )
+    return {(line, code): keep for line, code, keep in rows}
+
+
+def transcript_agreement(transcript: Transcript) -> list[CoderPairAgreement]:
+    """The agreement of each pair of the transcript's coders on its units (every coder's codes:
+    the caller shows it only to whom blindness.sees_all_codes allows)."""
+    units = transcript_units(transcript.text)
+    coders = [c.coder for c in transcript.coders.all()]
+    marked, names = _marks(transcript, units)
+    verdicts = _verdicts(transcript)
     pairs = []
     for a, b in itertools.combinations(coders, 2):
         result = coding_agreement(len(units), marked[a.pk], marked[b.pk])
@@ -251,6 +296,7 @@ def transcript_agreement(transcript: Transcript) -> list[CoderPairAgreement]:
                 code=d.code,
                 name=names.get(d.code, ""),
                 marked_by=(a if d.by_a else b).username,
+                keep=verdicts.get((units[d.unit].number, d.code)),
             )
             for d in result.disagreements
         ]
@@ -260,6 +306,85 @@ def transcript_agreement(transcript: Transcript) -> list[CoderPairAgreement]:
 
 def _unit_text(text: str, unit: Unit) -> str:
     return text[unit.start : unit.end].strip()
+
+
+@dataclass(frozen=True)
+class FinalCode:
+    line: int
+    text: str  # the line's text
+    code: str
+    name: str
+    how: str  # "agreed" (every coder gave it) or "kept" (the lead kept a disagreement)
+
+
+@dataclass(frozen=True)
+class FinalCodes:
+    codes: list[FinalCode]
+    unsettled: int  # disagreements the lead has not settled yet
+
+
+def transcript_final_codes(transcript: Transcript) -> FinalCodes:
+    """The transcript's final codes once every coder is done: each (line, category) every coder
+    gave, and each one some coder gave that the lead kept."""
+    if not coding_revealed(transcript):
+        return FinalCodes([], 0)
+    units = transcript_units(transcript.text)
+    marked, names = _marks(transcript, units)
+    verdicts = _verdicts(transcript)
+    coders = list(marked.values())
+    given: dict[tuple[int, str], int] = {}
+    for codes in coders:
+        for code, marked_units in codes.items():
+            for unit in marked_units:
+                given[(unit, code)] = given.get((unit, code), 0) + 1
+    final, unsettled = [], 0
+    for (unit, code), n in sorted(given.items()):
+        line = units[unit].number
+        if n == len(coders):
+            how = "agreed"
+        elif verdicts.get((line, code)) is True:
+            how = "kept"
+        else:
+            unsettled += (line, code) not in verdicts
+            continue
+        text = _unit_text(transcript.text, units[unit])
+        final.append(FinalCode(line, text, code, names.get(code, ""), how))
+    return FinalCodes(final, unsettled)
+
+
+FINAL_COLUMNS = [
+    "transcript",
+    "participant",
+    "participant_type",
+    "line",
+    "code",
+    "category",
+    "how",
+    "text",
+]
+
+
+def final_codes_csv(project: Project) -> str:
+    """The final codes of the project's transcripts whose coders are all done (FINAL_COLUMNS),
+    with the exports' formula guard."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(FINAL_COLUMNS)
+    for transcript in project_transcripts(project):
+        participant = transcript.participant
+        for c in transcript_final_codes(transcript).codes:
+            row = [
+                transcript.name,
+                participant.code if participant else "",
+                participant.kind if participant else "",
+                str(c.line),
+                c.code,
+                c.name,
+                c.how,
+                c.text,
+            ]
+            writer.writerow(["'" + x if x[:1] in FORMULA_TRIGGERS else x for x in row])
+    return out.getvalue()
 
 
 CSV_COLUMNS = [

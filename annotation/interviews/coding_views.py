@@ -12,10 +12,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.access import access_project, has_role
-from annotation.blindness import passages_seen_by, sees_all_codes
+from annotation.blindness import coding_revealed, passages_seen_by, sees_all_codes
 from annotation.gate import Write, WriteForbidden, may_write
 from annotation.interviews.coding import (
     coded_passages_csv,
+    disagreement_settle,
+    final_codes_csv,
     passage_code,
     passage_remove,
     project_transcripts,
@@ -23,11 +25,13 @@ from annotation.interviews.coding import (
     transcript_coder_assign,
     transcript_coder_join,
     transcript_done,
+    transcript_final_codes,
     transcript_upload,
 )
 from annotation.interviews.forms import (
     CoderAssignForm,
     PassageForm,
+    SettleForm,
     TranscriptForm,
     UncodeForm,
 )
@@ -127,6 +131,7 @@ def transcript_page(request, slug: str, pk: int):
         "categories": project_nodes(project).order_by("code") if coding else [],
         "assign_form": CoderAssignForm(),
         "pairs": transcript_agreement(transcript) if sees_all else [],
+        "final": transcript_final_codes(transcript) if coding_revealed(transcript) else None,
     }
     return render(request, "interviews/transcript.html", context)
 
@@ -220,6 +225,33 @@ def transcript_finish(request, slug: str, pk: int):
     else:
         messages.success(request, _("Your coding of this transcript is complete."))
     return _back(project, transcript)
+
+
+@login_required
+@require_POST
+def transcript_settle(request, slug: str, pk: int):
+    """A lead's word on one disagreement (the agreement section's Keep and Drop)."""
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    transcript = _transcript(project, pk)
+    form = SettleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Say which line and category, and whether to keep it."))
+        return _back(project, transcript)
+    try:
+        disagreement_settle(transcript=transcript, actor=request.user, **form.cleaned_data)
+    except ConcordError as exc:
+        messages.error(request, str(exc))
+        return _back(project, transcript)
+    return _back(project, transcript, "#agreement")
+
+
+@login_required
+def final_codes_download(request, slug: str):
+    """The final codes of the project's transcripts (agreed, or kept by the lead)."""
+    project = access_project(request.user, slug, at_least=Role.LEAD)
+    response = HttpResponse(final_codes_csv(project), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-final-codes.csv"'
+    return response
 
 
 @login_required

@@ -131,5 +131,15 @@ class UncodeForm(forms.Form):
     passage = forms.IntegerField(min_value=1, max_value=2**31 - 1, widget=forms.HiddenInput)
 
 
+class SettleForm(forms.Form):
+    """A lead's word on a disagreement: does the category apply to the line?"""
+
+    line = forms.IntegerField(min_value=1, max_value=10**7, widget=forms.HiddenInput)
+    node_code = forms.CharField(max_length=30, widget=forms.HiddenInput)
+    keep = forms.TypedChoiceField(
+        choices=[("1", _("Keep")), ("0", _("Drop"))], coerce=lambda v: v == "1"
+    )
+
+
 class CoderAssignForm(forms.Form):
     username = forms.CharField(label=_("Member"), max_length=150)

@@ -89,6 +89,16 @@ urlpatterns = [
         name="transcript-done",
     ),
     path(
+        "projects/<slug:slug>/interviews/transcripts/<int:pk>/settle/",
+        coding_views.transcript_settle,
+        name="transcript-settle",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/final-codes.csv",
+        coding_views.final_codes_download,
+        name="final-codes-csv",
+    ),
+    path(
         "projects/<slug:slug>/interviews/coded-passages.csv",
         coding_views.coded_passages_download,
         name="coded-passages-csv",

@@ -122,6 +122,18 @@ def test_two_coders_code_blind_then_see_their_agreement(client, personas, projec
     assert rollback["passage"] == "'=We rolled back"  # the exports' formula guard
     assert (rollback["coder"], rollback["code"], rollback["lines"]) == (b.username, "C.4", "5")
 
+    # the lead settles the disagreements: C.4 applies to line 5, C.9 does not
+    page = client.get(_url(transcript)).content.decode()
+    assert "2 disagreements to settle." in page
+    client.post(_url(transcript, "settle/"), {"line": "5", "node_code": "C.4", "keep": "1"})
+    client.post(_url(transcript, "settle/"), {"line": "5", "node_code": "C.9", "keep": "0"})
+    page = client.get(_url(transcript)).content.decode()
+    assert "2 final codes" in page
+    assert "to settle" not in page
+    final = client.get(f"/projects/{project.slug}/interviews/final-codes.csv").content.decode()
+    rows = [(r["line"], r["code"], r["how"]) for r in csv.DictReader(io.StringIO(final))]
+    assert rows == [("2", "C.4", "agreed"), ("5", "C.4", "kept")]
+
 
 def test_a_lead_who_does_not_code_sees_every_code_at_once(client, personas, transcript):
     TranscriptCoder.objects.create(transcript=transcript, coder=personas["volunteer_a"])
@@ -153,6 +165,11 @@ def test_coding_is_refused_to_who_does_not_code_it_and_a_passage_must_have_words
     assert "Z.9 is no category of this project." in unknown.content.decode()
     assert not CodedPassage.objects.exists()
     assert client.post(_url(transcript, "coders/"), {"username": "x"}).status_code == 403
+    client.force_login(personas["lead"])
+    early = client.post(
+        _url(transcript, "settle/"), {"line": "1", "node_code": "C.1", "keep": "1"}, follow=True
+    )
+    assert "once every coder is done" in early.content.decode()
 
 
 def test_a_transcript_comes_from_txt_md_or_docx_and_a_bad_file_is_named():
