@@ -52,6 +52,15 @@
     if (keysFrom && keysFrom !== document.body && document.contains(keysFrom)) { keysFrom.focus(); }
     keysFrom = null;
   }
+  // The key list is a modal dialog: Tab and Shift+Tab go round its own controls.
+  function keepTabIn(e) {
+    var stops = Array.prototype.slice.call(overlay.querySelectorAll("button, a[href], input:not([type=hidden])"));
+    if (!stops.length) { return; }
+    var at = stops.indexOf(document.activeElement);
+    var next = at < 0 ? 0 : (at + (e.shiftKey ? -1 : 1) + stops.length) % stops.length;
+    e.preventDefault();
+    stops[next].focus();
+  }
   var keysOpen = document.getElementById("keys-open");
   if (keysOpen) { keysOpen.addEventListener("click", openKeys); }
   var keysClose = document.getElementById("keys-close");
@@ -66,6 +75,7 @@
 
   if (!form) {
     document.addEventListener("keydown", function (e) {
+      if (e.key === "Tab" && overlay && !overlay.hidden) { keepTabIn(e); return; }
       if (e.key === "?" && singleKeys && applies(document.activeElement) && !typing(document.activeElement)) {
         e.preventDefault();
         openKeys();
@@ -782,6 +792,7 @@
     if (e.ctrlKey || e.metaKey || e.altKey) { return; }
     if (overlay && !overlay.hidden) {
       if (e.key === "Escape" || (e.key === "?" && singleKeys)) { e.preventDefault(); closeKeys(); }
+      if (e.key === "Tab") { keepTabIn(e); }
       return;
     }
     var el = document.activeElement;

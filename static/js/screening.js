@@ -43,6 +43,15 @@
     if (keysFrom && keysFrom !== document.body && document.contains(keysFrom)) { keysFrom.focus(); }
     keysFrom = null;
   }
+  // The key list is a modal dialog: Tab and Shift+Tab go round its own controls.
+  function keepTabIn(e) {
+    var stops = Array.prototype.slice.call(overlay.querySelectorAll("button, a[href], input:not([type=hidden])"));
+    if (!stops.length) { return; }
+    var at = stops.indexOf(document.activeElement);
+    var next = at < 0 ? 0 : (at + (e.shiftKey ? -1 : 1) + stops.length) % stops.length;
+    e.preventDefault();
+    stops[next].focus();
+  }
   document.getElementById("keys-open").addEventListener("click", openKeys);
   document.getElementById("keys-close").addEventListener("click", closeKeys);
 
@@ -50,6 +59,7 @@
     if (e.ctrlKey || e.metaKey || e.altKey) { return; }
     if (!overlay.hidden) {
       if (e.key === "Escape" || (e.key === "?" && singleKeys)) { e.preventDefault(); closeKeys(); }
+      if (e.key === "Tab") { keepTabIn(e); }
       return;
     }
     if (!applies(document.activeElement)) { return; }

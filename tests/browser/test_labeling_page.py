@@ -616,10 +616,10 @@ def test_with_single_key_shortcuts_off_digits_do_nothing_and_arrows_still_label(
     sign_in(page, "volunteer_a")
     page.goto(f"/projects/{project.slug}/label/")
     body_focused(page)
-    # The switch is in the key list, next to its Close button.
+    # The switch is in the key list (a modal: Tab goes round its controls, Close the last).
     page.keyboard.press("?")
     expect(page.locator("#keys-close")).to_be_focused()
-    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")
     expect(page.locator("#single-keys-switch")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator(".messages")).to_contain_text("Single-key shortcuts are off")
