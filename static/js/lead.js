@@ -139,7 +139,11 @@
 
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) { return; }
-    if (e.key === "Escape" && help && !help.hidden) { help.hidden = true; return; }
+    if (e.key === "Escape" && help && !help.hidden) {
+      if (help.contains(document.activeElement) && helpToggle) { helpToggle.focus(); }  // not lost
+      help.hidden = true;
+      return;
+    }
     var el = document.activeElement;
     if (typing(el) || !applies(el)) { return; }
     var key = e.key;
