@@ -573,6 +573,7 @@ def test_a_bad_file_sent_from_the_chinese_interface_is_reported_in_chinese(
             " 2024-05-01T10:00:00Z",
         ),
     ],
+    ids=["queued-in-chinese", "queued-in-english"],
 )
 def test_the_worker_reports_in_the_language_the_job_was_queued_in(
     project, personas, queued_in, worker_in, told
