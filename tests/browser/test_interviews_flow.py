@@ -113,6 +113,8 @@ def test_import_map_code_rank_on_a_phone_and_triangulate(
     # both coded C.4: a line 2, b line 4; of 4 lines they agree on 2
     expect(page.locator("#agreement-overall-1")).to_contain_text("observed agreement 0.50")
     expect(page.locator(".disagreements")).to_contain_text("coder-b only")
+    page.get_by_role("button", name="Keep C.4 on line 4").click()  # the lead settles one
+    expect(page.locator("#final-codes")).to_contain_text("1 final code")
     assert CodedPassage.objects.filter(node__code="C.4").count() == 2
 
     page.get_by_role("link", name="Participants").click()
