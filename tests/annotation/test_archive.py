@@ -74,8 +74,9 @@ def run(command: str, *args: str) -> str:
 
 
 def figures(slug: str, folder: Path) -> dict[str, str]:
-    """Every export of the project as text, each file of its replication package, and its
-    agreement (Fleiss' kappa and alpha) by type and by repository."""
+    """Every export of the project as text, each file of its replication package, its
+    agreement (Fleiss' kappa and alpha) by type and by repository, its rows per table and
+    stage, and the rows of its archive written again."""
     out: dict[str, str] = {}
     for format in FORMATS:
         run("export", "--project", slug, "--format", format, "-o", str(folder / format))
@@ -90,6 +91,10 @@ def figures(slug: str, folder: Path) -> dict[str, str]:
     counts = {table.name: table.owned(project).count() for table in TABLES}
     stages = project.items.values("stage").annotate(n=Count("pk")).order_by("stage")
     out["counts"] = json.dumps({**counts, "stages": {s["stage"]: s["n"] for s in stages}})
+    run("archive_project", "--project", slug, "-o", str(folder / "again.zip"))  # and out again
+    with zipfile.ZipFile(folder / "again.zip") as again:
+        tables = json.loads(again.read(MANIFEST))["tables"]
+    out["archived again"] = json.dumps({table["name"]: table["rows"] for table in tables})
     return out
 
 

@@ -2,7 +2,7 @@
 project (a background job; Celery runs it in the server's process here) and reads its report,
 exports the package from the exports page and downloads the zip, whose files are the ones
 uploaded, byte for byte; the downloaded zip then goes into a second empty project the same
-way."""
+way, whose project archive, made from the exports page too, restore_project restores."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from playwright.sync_api import Page, expect
 
 from annotation.models import Item, Project, Role
@@ -67,4 +68,14 @@ def test_a_package_exported_and_imported_again_in_the_browser(
     expect(page.locator("#package-files")).to_contain_text("Issue Report/MindSpeed.csv")
     held = {p.slug: Item.objects.filter(project=p).count() for p in Project.objects.all()}
     assert held["replicated"] == held["published"] == 5
+
+    # the project archive, the same way: a job from the exports page, a zip restore_project reads
+    page.goto(f"/projects/{second.slug}/exports/")
+    page.get_by_role("button", name="Archive the project").click(no_wait_after=True)
+    expect(status).to_have_text("Done", timeout=JOB_TIMEOUT_MS)
+    with page.expect_download() as info:
+        page.get_by_role("link", name="Download the zip").click()
+    info.value.save_as(tmp_path / "replicated-archive.zip")
+    call_command("restore_project", str(tmp_path / "replicated-archive.zip"), "--slug", "restored")
+    assert Item.objects.filter(project__slug="restored").count() == 5
     assert errors == []
