@@ -138,3 +138,13 @@ def passages_seen_by(viewer, transcript: Transcript, project: Project) -> QueryS
     if sees_all_codes(viewer, transcript, project):
         return passages
     return passages.filter(coder=viewer)
+
+
+def project_passages_seen_by(viewer, project: Project) -> QuerySet[CodedPassage]:
+    """The coded passages of all `project`'s transcripts that `viewer` may see (passages_seen_by
+    for each transcript, as one query): a lead's exports leave out the other coders' passages
+    of a transcript the lead codes and not everyone is done with."""
+    transcripts = Transcript.objects.filter(project=project).prefetch_related("coders")
+    hidden = [t.pk for t in transcripts if not sees_all_codes(viewer, t, project)]
+    passages = CodedPassage.objects.filter(transcript__project=project)
+    return passages.exclude(Q(transcript_id__in=hidden) & ~Q(coder_id=viewer.pk))

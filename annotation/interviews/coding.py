@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.access import user_role
-from annotation.blindness import coding_revealed
+from annotation.blindness import coding_revealed, project_passages_seen_by
 from annotation.gate import Write, gate
 from annotation.models import Project
 from annotation.project_nodes import project_nodes
@@ -403,14 +403,14 @@ CSV_COLUMNS = [
 ]
 
 
-def coded_passages_csv(project: Project) -> str:
-    """Every coded passage of the project's transcripts, one row each (CSV_COLUMNS); free text
-    with the exports' formula guard."""
+def coded_passages_csv(project: Project, viewer) -> str:
+    """Every coded passage of the project's transcripts that `viewer` may see, one row each
+    (CSV_COLUMNS); free text with the exports' formula guard."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     passages = (
-        CodedPassage.objects.filter(transcript__project=project)
+        project_passages_seen_by(viewer, project)
         .select_related("transcript__participant", "coder", "node")
         .order_by("transcript_id", "start", "end", "coder__username", "node__code")
     )

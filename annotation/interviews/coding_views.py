@@ -258,7 +258,7 @@ def final_codes_download(request, slug: str):
 def transcripts_qdpx_download(request, slug: str):
     """The transcripts and every coder's passages as a REFI-QDA project (interviews.qdc)."""
     project = access_project(request.user, slug, at_least=Role.LEAD)
-    response = HttpResponse(transcripts_qdpx(project), content_type="application/zip")
+    response = HttpResponse(transcripts_qdpx(project, request.user), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-transcripts.qdpx"'
     return response
 
@@ -267,6 +267,8 @@ def transcripts_qdpx_download(request, slug: str):
 def coded_passages_download(request, slug: str):
     """Every coder's coded passages of the project's transcripts (the lead's)."""
     project = access_project(request.user, slug, at_least=Role.LEAD)
-    response = HttpResponse(coded_passages_csv(project), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(
+        coded_passages_csv(project, request.user), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-coded-passages.csv"'
     return response

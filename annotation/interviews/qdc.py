@@ -19,6 +19,7 @@ from xml.etree import ElementTree as ET
 
 from django.db.models import Prefetch
 
+from annotation.blindness import project_passages_seen_by
 from annotation.models import Project
 from annotation.project_nodes import project_nodes
 from taxonomy.interviews.models import CodedPassage, Quote, QuoteLink, Transcript
@@ -67,14 +68,15 @@ def _code(parent: ET.Element, node: Node, children: dict[int | None, list[Node]]
         _code(element, child, children, ns)
 
 
-def transcripts_qdpx(project: Project) -> bytes:
-    """The project's transcripts with every coder's coded passages, and its imported quotes
-    with their categories, as a REFI-QDA project."""
+def transcripts_qdpx(project: Project, viewer) -> bytes:
+    """The project's transcripts with the coded passages `viewer` may see (every coder's, but
+    for a transcript they code themselves before all are done), and its imported quotes with
+    their categories, as a REFI-QDA project."""
     transcripts = list(
         Transcript.objects.filter(project=project).select_related("participant").order_by("pk")
     )
     passages = list(
-        CodedPassage.objects.filter(transcript__project=project)
+        project_passages_seen_by(viewer, project)
         .select_related("coder", "node")
         .order_by("transcript_id", "start", "end", "pk")
     )

@@ -239,3 +239,28 @@ def test_the_coded_transcripts_go_out_as_a_refi_qda_project(client, personas, tr
     # the imported quote: coded with C.4 only (B.5 is not a category of the taxonomy)
     (coded,) = quote.findall("q:PlainTextSelection/q:Coding/q:CodeRef", ns)
     assert coded.get("targetGUID") == target
+
+
+def test_a_lead_who_codes_is_blind_in_the_exports_too(client, personas, project, transcript):
+    lead, a = personas["lead"], personas["volunteer_a"]
+    for coder in (lead, a):
+        TranscriptCoder.objects.create(transcript=transcript, coder=coder)
+        client.force_login(coder)
+        client.post(_url(transcript, "code/"), {**_offsets("Q: And then?"), "node_code": "C.1"})
+    csv_url = f"/projects/{project.slug}/interviews/coded-passages.csv"
+    qdpx_url = f"/projects/{project.slug}/interviews/transcripts.qdpx"
+
+    def exported() -> tuple[set, int]:
+        rows = csv.DictReader(io.StringIO(client.get(csv_url).content.decode()))
+        with zipfile.ZipFile(io.BytesIO(client.get(qdpx_url).content)) as archive:
+            qde = archive.read("project.qde").decode()
+        return {r["coder"] for r in rows}, qde.count("<PlainTextSelection ")
+
+    client.force_login(lead)
+    assert "blind-notice" in client.get(_url(transcript)).content.decode()
+    assert exported() == ({lead.username}, 1)
+    for coder in (lead, a):
+        client.force_login(coder)
+        client.post(_url(transcript, "done/"))
+    client.force_login(lead)
+    assert exported() == ({lead.username, a.username}, 2)
