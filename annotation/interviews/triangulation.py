@@ -5,7 +5,8 @@ issues; Spearman's rank correlation between each pair, with its interval; and th
 ranks part (practitioners stress what issues rarely show, and the reverse).
 
 What a participant raised is their practitioner ranking when they gave one (annotation.interviews
-.priorities: a category they put in their top 3), else the themes their quotes link to. A link
+.priorities: a category they put in their top 3), else the themes their quotes link to and the
+final codes of their transcripts coded in the browser (annotation.interviews.coding). A link
 or a ranked category below a theme counts for its theme; a link to a whole type counts for none.
 One page, API, CSV and command read `project_triangulation`.
 """
@@ -19,6 +20,7 @@ from dataclasses import asdict, dataclass
 
 from django.utils.translation import gettext as _
 
+from annotation.interviews.coding import project_transcripts, transcript_final_codes
 from annotation.interviews.priorities import ranked_themes
 from annotation.models import Project
 from annotation.project_nodes import project_nodes
@@ -151,10 +153,45 @@ def _raised(project: Project) -> tuple[dict[str, dict[str, set[int]]], dict[str,
         theme = code if level == Level.THEME else parent if level == Level.SUBTHEME else None
         if theme:
             raised[kind][theme].add(participant)
+    _raised_in_transcripts(project, raised, skip=set(ranked))
     people: dict[str, int] = dict.fromkeys(ParticipantKind, 0)
     for kind in project.participants.values_list("kind", flat=True):
         people[kind] += 1
     return raised, people
+
+
+def _raised_in_transcripts(
+    project: Project, raised: dict[str, dict[str, set[int]]], *, skip: set[int]
+) -> None:
+    """Add the themes of the final codes of each participant's coded transcripts (coding
+    .transcript_final_codes: every coder done; lines all coders gave a category, or the lead
+    kept), as their quotes' links count."""
+    transcripts = (
+        project_transcripts(project)
+        .filter(participant__isnull=False)
+        .exclude(participant_id__in=skip)
+    )
+    theme_of: dict[str, str] | None = None
+    for transcript in transcripts:
+        participant = transcript.participant
+        codes = {c.code for c in transcript_final_codes(transcript).codes}
+        if participant is None or not codes:
+            continue
+        if theme_of is None:
+            theme_of = _themes_of(project)
+        for code in codes:
+            if code in theme_of:
+                raised[participant.kind][theme_of[code]].add(participant.pk)
+
+
+def _themes_of(project: Project) -> dict[str, str]:
+    """Each theme's and sub-theme's code -> its theme's code."""
+    rows = project_nodes(project, live=False).values_list("code", "level", "parent__code")
+    return {
+        code: code if level == Level.THEME else parent
+        for code, level, parent in rows
+        if level in (Level.THEME, Level.SUBTHEME)
+    }
 
 
 def _comparisons(counts: dict[str, list[int]]) -> list[Comparison]:

@@ -264,3 +264,29 @@ def test_a_lead_who_codes_is_blind_in_the_exports_too(client, personas, project,
         client.post(_url(transcript, "done/"))
     client.force_login(lead)
     assert exported() == ({lead.username, a.username}, 2)
+
+
+def test_a_coded_transcripts_final_codes_count_in_the_triangulation(client, personas, project):
+    from annotation.interviews.triangulation import project_triangulation
+    from taxonomy.interviews.models import Participant
+
+    d9 = Participant.objects.create(project=project, code="D9", kind="developer")
+    transcript = Transcript.objects.create(project=project, participant=d9, name="D9", text=TEXT)
+
+    def developers(code: str) -> int:
+        return next(r.developers for r in project_triangulation(project).themes if r.code == code)
+
+    coders = (personas["volunteer_a"], personas["volunteer_b"])
+    for coder, code in zip(coders, ("C.4", "C.9"), strict=True):
+        TranscriptCoder.objects.create(transcript=transcript, coder=coder)
+        client.force_login(coder)
+        client.post(_url(transcript, "code/"), {**_offsets("loss went flat"), "node_code": "C.4"})
+        client.post(_url(transcript, "code/"), {**_offsets("checkpoint"), "node_code": code})
+    assert developers("C.4") == 0  # not final before every coder is done
+    for coder in coders:
+        client.force_login(coder)
+        client.post(_url(transcript, "done/"))
+    assert (developers("C.4"), developers("C.9")) == (1, 0)  # C.9: one coder's, unsettled
+    client.force_login(personas["lead"])
+    client.post(_url(transcript, "settle/"), {"line": "5", "node_code": "C.9", "keep": "1"})
+    assert developers("C.9") == 1
