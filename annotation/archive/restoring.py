@@ -262,11 +262,13 @@ class _Restorer:
             if row.get(column) != existing[column]:
                 raise ArchiveClash(
                     _(
-                        "%(what)s is here already, with another %(column)s: this Concord's "
-                        "%(model)s %(id)s."
+                        "This Concord has %(model)s %(what)s with another %(column)s "
+                        "(its id %(id)s)."
                     )
                     % {
-                        "what": _key(row, table.natural),
+                        "what": " ".join(
+                            str(row.get(c)) for c in table.natural if c not in table.refs
+                        ),
                         "column": column,
                         "model": table.model._meta.verbose_name,
                         "id": existing["pk"],

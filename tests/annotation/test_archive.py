@@ -203,6 +203,30 @@ def test_a_damaged_archive_is_refused_and_nothing_is_written(mindspeed, tmp_path
     assert _counts() == before
 
 
+def test_a_node_this_concord_holds_otherwise_refuses_the_restore(mindspeed, tmp_path):
+    archive = tmp_path / "mindspeed.zip"
+    run("archive_project", "--project", "mindspeed", "-o", str(archive))
+    before = _counts()
+
+    def c1_a_type(text: str) -> str:  # the archive says C.1 is a type; here it is a theme
+        rows = [json.loads(line) for line in text.splitlines()]
+        for row in rows:
+            if row["code"] == "C.1":
+                row.update(level="type", parent_id=None)
+        return "".join(json.dumps(row) + "\n" for row in rows)
+
+    other = _rewritten(
+        archive, tmp_path / "other.zip", "nodes.jsonl", None, c1_a_type, fix_manifest=True
+    )
+    with pytest.raises(CommandError) as refused:
+        run("restore_project", str(other), "--slug", "other")
+    assert re.search(
+        r"nodes.jsonl, line \d+, column level: This Concord has node C.1 with another level",
+        str(refused.value),
+    )
+    assert _counts() == before
+
+
 def test_a_bad_row_late_in_the_archive_leaves_nothing_half_written(mindspeed, tmp_path):
     archive = tmp_path / "mindspeed.zip"
     run("archive_project", "--project", "mindspeed", "-o", str(archive))
