@@ -274,12 +274,19 @@ class App:
 
 @contextmanager
 def app_on_private_postgres(
-    *, slug: str, volunteers: int, items: int, password: str, workers: int = 3, threads: int = 2
+    *,
+    slug: str,
+    volunteers: int,
+    items: int,
+    password: str,
+    workers: int = 3,
+    threads: int = 2,
+    redis_url: str = "",
 ) -> Iterator[App]:
-    """Migrate and seed a private cluster (no Redis: Celery eager, local-memory cache), then
-    serve it with production settings over plain HTTP."""
+    """Migrate and seed a private cluster, then serve it with production settings over plain
+    HTTP; without `redis_url`, Celery runs eagerly and the cache is each process's own."""
     with private_postgres() as cluster:
-        env = production_env(DATABASE_URL=cluster.url, REDIS_URL="", CACHE_URL="")
+        env = production_env(DATABASE_URL=cluster.url, REDIS_URL=redis_url, CACHE_URL=redis_url)
         command = [sys.executable, "-m", "tests.load", "seed", "--slug", slug]
         # "--password=…": a random password may start with "-", which argparse reads as a flag.
         command += [
