@@ -125,6 +125,11 @@ def _manifest(archive: zipfile.ZipFile, name: str) -> dict:
 def archive_restore(path: Path, *, slug: str | None = None) -> RestoreReport:
     """Restore the archive at `path` as a new project (named `slug` if given, else the archived
     project's slug): all of it, or nothing and an ArchiveRefused / ArchiveClash."""
+    if slug is not None:
+        try:
+            Project._meta.get_field("slug").run_validators(slug)
+        except ValidationError as exc:
+            raise ArchiveRefused(f"--slug {slug!r}: {' '.join(exc.messages)}") from exc
     manifest = archive_check(path)
     listed = {entry["name"]: entry["file"] for entry in manifest["tables"]}
     restorer = _Restorer(slug=slug)

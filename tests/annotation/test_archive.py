@@ -155,6 +155,8 @@ def test_restoring_beside_the_original_reuses_its_issues_users_and_taxonomy(mind
 
     with pytest.raises(CommandError, match="already has a project with slug mindspeed"):
         run("restore_project", str(archive))
+    with pytest.raises(CommandError, match="--slug 'not a slug'"):
+        run("restore_project", str(archive), "--slug", "not a slug")
     said = run("restore_project", str(archive), "--slug", "mindspeed-copy")
     assert "issues: 0 restored, 80 already here" in said
     assert "Restored mindspeed-copy." in said
