@@ -123,6 +123,12 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 # A kept connection is checked before a request reuses it: after PostgreSQL restarts, the first
 # request reconnects instead of failing on the dead connection (Django's own check, SELECT 1).
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Behind a connection pooler in transaction mode (PgBouncer's pool_mode = transaction), a client's
+# session on the server lasts one transaction. Django's docs: server-side cursors (QuerySet
+# .iterator() outside a transaction, the streamed exports) must then be off. The rest of Concord
+# keeps its session state within a transaction already (transaction advisory locks, SET LOCAL)
+# and sends plain SQL (no prepared statements). tests/test_pooler.py runs the app through one.
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool("DATABASE_POOLED", default=False)
 # SQLite (the embedded default, `make run`): runserver answers on threads, and after Enter the
 # labeling page sends the label and asks for the next item at once, two writers. With SQLite's
 # defaults about one save in four failed ("database is locked"): a transaction that starts as a

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,6 +163,52 @@ def private_postgres() -> Iterator[PrivateCluster]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+PGBOUNCER = ("pgbouncer", "/usr/sbin/pgbouncer")  # Debian's package puts it outside a user's PATH
+POOLER_INI = """[databases]
+* = host=127.0.0.1 port={target}
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = {port}
+unix_socket_dir =
+auth_type = trust
+auth_file = {folder}/users.txt
+pool_mode = transaction
+default_pool_size = 8
+max_client_conn = 200
+logfile = {folder}/pgbouncer.log
+pidfile = {folder}/pgbouncer.pid
+"""
+
+
+@contextmanager
+def transaction_pooler(target_port: int) -> Iterator[int]:
+    """PgBouncer in transaction pooling mode on a free port, in front of the PostgreSQL on
+    `target_port` (trusting local TCP, as the test clusters do); yields its port. A client's
+    session lasts one transaction: what a production pooler does to Concord's connections."""
+    binary = next(filter(None, map(shutil.which, PGBOUNCER)), None)
+    if binary is None:
+        import pytest
+
+        pytest.skip("needs PgBouncer (Debian: apt-get install pgbouncer) to pool connections")
+    folder = Path(tempfile.mkdtemp(prefix="concord-pgbouncer-"))
+    port = free_port()
+    (folder / "users.txt").write_text('"postgres" ""\n')
+    (folder / "pgbouncer.ini").write_text(
+        POOLER_INI.format(target=target_port, port=port, folder=folder)
+    )
+    as_postgres = ["-u", "postgres"] if os.geteuid() == 0 else []  # it refuses to run as root
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    process = subprocess.Popen([binary, *as_postgres, str(folder / "pgbouncer.ini")])
+    try:
+        wait_for(lambda: _listening(port), 10, f"pgbouncer on port {port}")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def shared_database_url() -> str | None:
     """The URL of the test database (not the one in the environment) for other processes, when
     it is PostgreSQL they can share; None for SQLite."""
@@ -282,11 +328,21 @@ def app_on_private_postgres(
     workers: int = 3,
     threads: int = 2,
     redis_url: str = "",
+    pooled: bool = False,
 ) -> Iterator[App]:
     """Migrate and seed a private cluster, then serve it with production settings over plain
-    HTTP; without `redis_url`, Celery runs eagerly and the cache is each process's own."""
-    with private_postgres() as cluster:
-        env = production_env(DATABASE_URL=cluster.url, REDIS_URL=redis_url, CACHE_URL=redis_url)
+    HTTP; without `redis_url`, Celery runs eagerly and the cache is each process's own. With
+    `pooled`, every process (the seeding and migrating one too) reaches the cluster through
+    PgBouncer in transaction pooling mode, set as the README's production section says."""
+    with private_postgres() as cluster, ExitStack() as stack:
+        database = {"DATABASE_URL": cluster.url}
+        if pooled:
+            port = stack.enter_context(transaction_pooler(cluster.port))
+            database = {
+                "DATABASE_URL": f"postgres://postgres@127.0.0.1:{port}/concord",
+                "DATABASE_POOLED": "1",
+            }
+        env = production_env(**database, REDIS_URL=redis_url, CACHE_URL=redis_url)
         command = [sys.executable, "-m", "tests.load", "seed", "--slug", slug]
         # "--password=…": a random password may start with "-", which argparse reads as a flag.
         command += [
