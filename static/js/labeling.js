@@ -500,7 +500,10 @@
     if (announce && title) {
       title.tabIndex = -1;
       title.focus({ preventScroll: true });
-      announcer.textContent = title.textContent.replace(/\s+/g, " ").trim();
+      // Emptied first, so that a title like the last one is said again.
+      var said = title.textContent.replace(/\s+/g, " ").trim();
+      announcer.textContent = "";
+      window.setTimeout(function () { announcer.textContent = said; }, 0);
     } else if (path.length >= depth) {
       summary.focus();
     } else {
