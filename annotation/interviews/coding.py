@@ -133,7 +133,9 @@ def transcript_coder_assign(*, transcript: Transcript, actor, username: str) -> 
             _("%(name)s is no member of this project.") % {"name": username.strip()[:150]}
         )
     coder, _created = TranscriptCoder.objects.get_or_create(
-        transcript=transcript, coder=person, defaults={"assigned_by": actor}
+        transcript=transcript,
+        coder=person,
+        defaults={"assigned_by": actor if getattr(actor, "pk", None) else None},
     )
     return coder
 

@@ -7,7 +7,7 @@ from django.core.management import call_command
 from annotation.interviews.triangulation import project_triangulation
 from annotation.models import Item, Membership, Project, Stage
 from ingest.models import KeywordMatch
-from taxonomy.interviews.models import Participant
+from taxonomy.interviews.models import Participant, Transcript
 from taxonomy.models import Level
 
 
@@ -33,6 +33,12 @@ def test_setup_demo_twice_gives_one_demo_with_work_for_every_role(db, settings, 
     assert "19 participants (11 users, 8 developers)" in first
     assert "19 participants (11 users, 8 developers)" in again
     assert Participant.objects.filter(project=project).count() == 19
+    (transcript,) = Transcript.objects.filter(project=project)  # to code in the browser
+    assert transcript.text.count("\nQ: ") == 19 - 1  # a prompt before each quote
+    assert {c.coder.username for c in transcript.coders.all()} == {
+        "demo-volunteer-1",
+        "demo-volunteer-2",
+    }
     themes = project.taxonomy.nodes.filter(level=Level.THEME).values_list("code", flat=True)
     report = project_triangulation(project)
     assert sorted(r.code for r in report.themes) == sorted(themes)

@@ -7,10 +7,12 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from annotation.gate import OPERATOR
+from annotation.interviews.coding import transcript_coder_assign, transcript_upload
 from annotation.interviews.services import InterviewFile, interviews_import
 from annotation.models import Membership, Project, Role
 from annotation.projects.demo import demo_items_load
 from annotation.projects.importers import study_labels_import
+from taxonomy.interviews.models import Quote, Transcript
 from taxonomy.loaders import examples_load, taxonomy_load
 from taxonomy.models import Level, Taxonomy
 
@@ -98,6 +100,27 @@ class Command(BaseCommand):
             f"users, {report.developers} developers), {report.quotes} quotes, {report.links} "
             f"links ({len(report.unresolved)} to codes the taxonomy lacks, for the lead to map)."
         )
+        self._transcript(project)
+
+    def _transcript(self, project: Project) -> None:
+        """A transcript to code in the browser, for two demo volunteers: every codebook quote
+        after the prompt it answered, one turn to a line (the study published no transcripts;
+        with no participant of its own, its codes do not count twice in the triangulation)."""
+        name = "Codebook quotes as a transcript.txt"
+        transcript = Transcript.objects.filter(project=project, name=name).first()
+        if transcript is None:
+            quotes = Quote.objects.filter(participant__project=project).select_related(
+                "participant"
+            )
+            turns = [  # one turn to a line
+                f"Q: {q.prompt_category}\n{q.participant.code}: {' '.join(q.text.split())}"
+                for q in quotes.order_by("participant__kind", "participant__code", "pk")
+            ]
+            data = ("\n".join(turns) + "\n").encode()
+            transcript = transcript_upload(project=project, actor=OPERATOR, name=name, data=data)
+        for username in ("demo-volunteer-1", "demo-volunteer-2"):
+            transcript_coder_assign(transcript=transcript, actor=OPERATOR, username=username)
+        self.stdout.write(f"  and '{name}' for demo-volunteer-1 and -2 to code.")
 
     def _accounts(self, project: Project) -> dict[str, str]:
         """Create the demo users once; passwords are random and kept in var/, never in the repo."""
