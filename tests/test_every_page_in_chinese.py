@@ -156,6 +156,7 @@ def data_values() -> dict[str, list[str]]:
 
     from annotation.models import Annotation, ItemImport, Post, Project, Proposal
     from ingest.models import Issue, KeywordSet, Source
+    from taxonomy.interviews.models import CodedPassage, Transcript
     from taxonomy.models import Example, Node, Taxonomy
 
     values: set[str] = set()
@@ -172,6 +173,8 @@ def data_values() -> dict[str, list[str]]:
         (Annotation, ("summary",)),
         (Post, ("text",)),
         (Proposal, ("name", "definition", "reason")),
+        (Transcript, ("name",)),
+        (CodedPassage, ("note",)),
     ]
     columns.append((get_user_model(), ("first_name", "last_name")))
     for model, fields in columns:
@@ -179,6 +182,8 @@ def data_values() -> dict[str, list[str]]:
             values.update(" ".join(str(v).split()) for v in row if v)
     for keywords in KeywordSet.objects.values_list("keywords", flat=True):
         values.update(keywords)
+    for text in Transcript.objects.values_list("text", flat=True):  # an interview, as said
+        values.update(" ".join(line.split()) for line in text.splitlines() if line.strip())
     for owner, repo in Issue.objects.values_list("owner", "repo").distinct():
         values.add(f"{owner}/{repo}")
     for name, version in Taxonomy.objects.values_list("name", "version"):
