@@ -31,6 +31,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 from concord.errors import ConcordError, Where
 
 KEYWORD_LIST_SUFFIX = "_keywords"
@@ -254,7 +256,8 @@ def parse_filter_keywords(text: str, name: str = "filter_keywords") -> dict[str,
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        raise ConcordError(f"not Python list syntax: {exc.msg}", Where(name, exc.lineno)) from exc
+        message = _("not Python list syntax: %(reason)s") % {"reason": exc.msg}
+        raise ConcordError(message, Where(name, exc.lineno)) from exc
     sets: dict[str, list[str]] = {}
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
@@ -264,14 +267,16 @@ def parse_filter_keywords(text: str, name: str = "filter_keywords") -> dict[str,
             try:
                 values = ast.literal_eval(node.value)
             except ValueError as exc:
+                message = _("%(list)s may hold only quoted words and phrases")
                 raise ConcordError(
-                    f"{target.id} may hold only quoted words and phrases",
+                    message % {"list": target.id},
                     Where(name, _first_non_literal(node.value).lineno),
                 ) from exc
             if isinstance(values, list | tuple):
                 sets[target.id.removesuffix(KEYWORD_LIST_SUFFIX)] = unique_keywords(values)
     if not sets:
-        raise ConcordError("no `<framework>_keywords = [...]` lists found", Where(name))
+        message = _("no `<framework>_keywords = [...]` lists found")
+        raise ConcordError(message, Where(name))
     return sets
 
 

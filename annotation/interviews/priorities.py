@@ -194,7 +194,8 @@ def _csv_rows(project: Project, data: bytes, name: str) -> dict[Participant, dic
     header = [h.strip().lower() for h in next(reader, [])]
     missing = [c for c in CSV_COLUMNS if c.lower() not in header]
     if missing:
-        raise ImportFailed([RowError(name, 1, None, f"missing column(s): {', '.join(missing)}")])
+        message = _("missing column(s): %(columns)s") % {"columns": ", ".join(missing)}
+        raise ImportFailed([RowError(name, 1, None, message)])
     at = {c: header.index(c.lower()) for c in CSV_COLUMNS}
     people = {p.code: p for p in Participant.objects.filter(project=project)}
     themes = {
@@ -210,34 +211,24 @@ def _csv_rows(project: Project, data: bytes, name: str) -> dict[Participant, dic
         theme = themes.get(value["Category"])
         rank = int(value["Rank"]) if value["Rank"].isdigit() else 0
         if participant is None:
-            errors.append(
-                RowError(
-                    name,
-                    line,
-                    "Participant",
-                    f"{value['Participant']!r} is not a participant of this project",
-                )
-            )
+            message = _("%(participant)s is not a participant of this project")
+            said = {"participant": repr(value["Participant"])}
+            errors.append(RowError(name, line, "Participant", message % said))
         if theme is None:
-            errors.append(
-                RowError(
-                    name,
-                    line,
-                    "Category",
-                    f"{value['Category']!r} is no theme of this project's taxonomy",
-                )
-            )
+            message = _("%(category)s is no theme of this project's taxonomy")
+            said = {"category": repr(value["Category"])}
+            errors.append(RowError(name, line, "Category", message % said))
         if not 1 <= rank <= TOP:
-            errors.append(RowError(name, line, "Rank", f"{value['Rank']!r}: a rank is 1 to {TOP}"))
+            message = _("%(rank)s: a rank is 1 to %(most)s")
+            allowed = {"rank": repr(value["Rank"]), "most": TOP}
+            errors.append(RowError(name, line, "Rank", message % allowed))
         if participant is None or theme is None or not 1 <= rank <= TOP:
             continue
         key = (participant, theme.parent.code if theme.parent else "")
         if rank in places[key]:
-            errors.append(
-                RowError(
-                    name, line, "Rank", f"{participant.code} has a rank {rank} for {key[1]} already"
-                )
-            )
+            message = _("%(participant)s has a rank %(rank)s for %(type)s already")
+            taken = {"participant": participant.code, "rank": rank, "type": key[1]}
+            errors.append(RowError(name, line, "Rank", message % taken))
         places[key][rank] = theme.code
     if errors:
         raise ImportFailed(errors)

@@ -115,7 +115,8 @@ def _guideline_text(guideline: InterviewFile | None, errors: list) -> str:
         errors.append(exc)
         return ""
     if len(text) > GUIDELINE_MAX:
-        errors.append(RowError(guideline.name, 1, None, f"over {GUIDELINE_MAX} characters"))
+        message = _("over %(most)s characters") % {"most": GUIDELINE_MAX}
+        errors.append(RowError(guideline.name, 1, None, message))
     return text
 
 

@@ -3,6 +3,7 @@ job. The export is an export job (POST …/export-jobs/ with format=package)."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
@@ -76,5 +77,5 @@ class PackageImportApi(APIView):
         project = access_project(request.user, slug, at_least=Role.ADMIN)
         job = project.package_imports.filter(pk=pk).first()
         if job is None:
-            raise NotFound("No such package import in this project.")
+            raise NotFound(_("No such package import in this project."))
         return Response(_out(job))

@@ -15,7 +15,15 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 
 from annotation.gate import OPERATOR, Write, gate
-from annotation.jobs import Queued, job_claim, job_fail, job_finish, job_queue, job_waiting_step
+from annotation.jobs import (
+    Queued,
+    in_job_language,
+    job_claim,
+    job_fail,
+    job_finish,
+    job_queue,
+    job_waiting_step,
+)
 from annotation.models import JobStatus, PackageImport, Project
 from annotation.package.imports import PackageFailed, package_import
 from annotation.package.reading import package_read
@@ -51,6 +59,7 @@ def package_import_queue(
     return job_queue(PackageImport, run_task if enqueue else None, user=user, **fields)
 
 
+@in_job_language(PackageImport)
 def package_import_run(*, job_id: int) -> PackageImport | None:
     """Import the job's package; a done or failed job, or one another worker has, is left."""
     claimed = job_claim(PackageImport, job_id, report={})

@@ -12,6 +12,8 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext as _
+
 from concord.errors import RowError, utf8_text
 from taxonomy.interviews.models import ParticipantKind
 
@@ -89,19 +91,15 @@ def codebook_parse(data: bytes, name: str) -> Parsed:
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if header is None:
-        parsed.errors.append(RowError(name, 1, None, "the file is empty; expected the header"))
+        message = _("the file is empty; expected the header")
+        parsed.errors.append(RowError(name, 1, None, message))
         return parsed
     columns = {_key(h): i for i, h in enumerate(header)}
     missing = [c for c in REQUIRED if _key(c) not in columns]
     if missing:
-        parsed.errors.append(
-            RowError(
-                name,
-                1,
-                None,
-                f"missing column(s): {', '.join(missing)}; the header is {','.join(header)}",
-            )
-        )
+        message = _("missing column(s): %(columns)s; the header is %(header)s")
+        found = {"columns": ", ".join(missing), "header": ",".join(header)}
+        parsed.errors.append(RowError(name, 1, None, message % found))
         return parsed
     seen: dict[str, tuple[int, dict[str, str]]] = {}
     start = reader.line_num + 1
@@ -110,7 +108,8 @@ def codebook_parse(data: bytes, name: str) -> Parsed:
         if not any(c.strip() for c in cells):
             continue
         if len(parsed.rows) >= MAX_ROWS:
-            parsed.errors.append(RowError(name, line, None, f"more than {MAX_ROWS} rows"))
+            message = _("more than %(most)s rows") % {"most": MAX_ROWS}
+            parsed.errors.append(RowError(name, line, None, message))
             break
         row = _codebook_row(cells, columns, name, line, parsed.errors)
         if row is not None:
@@ -129,21 +128,21 @@ def _codebook_row(cells, columns, name: str, line: int, errors: list) -> Codeboo
     problems = []
     for column in (PARTICIPANT, TYPE, QUOTE):
         if not values[column]:
-            problems.append(RowError(name, line, column, "empty; every row needs it"))
+            problems.append(RowError(name, line, column, _("empty; every row needs it")))
     for column, limit in LIMITS.items():
         if len(values[column]) > limit:
-            problems.append(
-                RowError(name, line, column, f"{len(values[column])} characters; at most {limit}")
-            )
+            message = _("%(length)s characters; at most %(most)s")
+            length = {"length": len(values[column]), "most": limit}
+            problems.append(RowError(name, line, column, message % length))
     kind = kind_of(values[TYPE])
     if values[TYPE] and kind is None:
-        problems.append(
-            RowError(name, line, TYPE, f"{values[TYPE]!r} is neither 'User' nor 'Developer'")
-        )
+        message = _("%(type)s is neither 'User' nor 'Developer'") % {"type": repr(values[TYPE])}
+        problems.append(RowError(name, line, TYPE, message))
     codes = node_codes(values[NODES])
     for code in codes:
         if len(code) > CODE_MAX:
-            problems.append(RowError(name, line, NODES, f"{code[:40]!r}... is no node code"))
+            message = _("%(code)s... is no node code") % {"code": repr(code[:40])}
+            problems.append(RowError(name, line, NODES, message))
     errors.extend(problems)
     if problems or kind is None:
         return None
@@ -169,15 +168,14 @@ def _check_same_person(row: CodebookRow, cells, columns, seen: dict, name: str, 
     first_line, first = seen[row.participant]
     for column in PER_PARTICIPANT:
         if _key(facts[column]) != _key(first[column]):
-            errors.append(
-                RowError(
-                    name,
-                    row.line,
-                    column,
-                    f"{facts[column]!r} for {row.participant}, who is {first[column]!r} on line "
-                    f"{first_line}",
-                )
-            )
+            message = _("%(value)s for %(participant)s, who is %(first)s on line %(line)s")
+            said = {
+                "value": repr(facts[column]),
+                "participant": row.participant,
+                "first": repr(first[column]),
+                "line": first_line,
+            }
+            errors.append(RowError(name, row.line, column, message % said))
 
 
 # ---------------------------------------------------------------- background (.xlsx)
@@ -217,43 +215,39 @@ def background_parse(data: bytes, name: str) -> Parsed:
     try:
         book = load_workbook(io.BytesIO(data), data_only=True)
     except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        parsed.errors.append(
-            RowError(name, 1, None, f"not an .xlsx workbook Excel saved ({exc.__class__.__name__})")
-        )
+        message = _("not an .xlsx workbook Excel saved (%(reason)s)")
+        parsed.errors.append(RowError(name, 1, None, message % {"reason": type(exc).__name__}))
         return parsed
     sheet = book.worksheets[0]
     if sheet.max_row > MAX_SHEET_ROWS:
+        message = _("%(rows)s rows; at most %(most)s")
         parsed.errors.append(
-            RowError(name, 1, None, f"{sheet.max_row} rows; at most {MAX_SHEET_ROWS}")
+            RowError(name, 1, None, message % {"rows": sheet.max_row, "most": MAX_SHEET_ROWS})
         )
         return parsed
     grid = _filled_grid(sheet)
     if not grid:
-        parsed.errors.append(RowError(name, 1, None, "the sheet is empty; expected a header"))
+        message = _("the sheet is empty; expected a header")
+        parsed.errors.append(RowError(name, 1, None, message))
         return parsed
     fields = _background_fields(grid[0])
     if "role" not in fields.values():
-        parsed.errors.append(
-            RowError(name, 1, "A", "no Roles column; the header needs Roles (User-/Developer-)")
-        )
+        message = _("no Roles column; the header needs Roles (User-/Developer-)")
+        parsed.errors.append(RowError(name, 1, "A", message))
         return parsed
     for number, cells in enumerate(grid[1:], start=2):
         if not any(str(v or "").strip() for v in cells):
             continue
         values = {f: str(cells[i] or "").strip() for i, f in fields.items() if i < len(cells)}
         role_column = _letter(next(i for i, f in fields.items() if f == "role"))
-        kind_word, _, role = values.get("role", "").partition("-")
+        kind_word, _dash, role = values.get("role", "").partition("-")
         kind = kind_of(kind_word)
         if kind is None:
-            parsed.errors.append(
-                RowError(
-                    name,
-                    number,
-                    role_column,
-                    f"{values.get('role', '')!r} names neither an LLM User nor a DL framework "
-                    "Developer (written 'LLM User-<role>' or 'DL framework Developer-<role>')",
-                )
-            )
+            message = _(
+                "%(role)s names neither an LLM User nor a DL framework Developer (written"
+                " 'LLM User-<role>' or 'DL framework Developer-<role>')"
+            ) % {"role": repr(values.get("role", ""))}
+            parsed.errors.append(RowError(name, number, role_column, message))
             continue
         parsed.rows.append(
             BackgroundRow(
@@ -318,16 +312,16 @@ def background_match(
         sheet = [b for b in background if b.kind == kind]
         if len(codes) != len(sheet):
             where = sheet[0].line if sheet else 1
-            errors.append(
-                RowError(
-                    name,
-                    where,
-                    None,
-                    f"{len(sheet)} {kind.label} row(s), but the codebook names {len(codes)} "
-                    f"({', '.join(codes) or 'none'}); add a Participant column saying whose "
-                    "row is whose",
-                )
-            )
+            message = _(
+                "%(rows)s %(kind)s row(s), but the codebook names %(named)s (%(codes)s); add a"
+                " Participant column saying whose row is whose"
+            ) % {
+                "rows": len(sheet),
+                "kind": kind.label,
+                "named": len(codes),
+                "codes": ", ".join(codes) or _("none"),
+            }
+            errors.append(RowError(name, where, None, message))
             continue
         matched.update(zip(codes, sheet, strict=True))
     return matched, errors
@@ -338,18 +332,13 @@ def _match_by_code(people: dict[str, str], background: list[BackgroundRow], name
     errors = []
     for b in background:
         if b.participant not in people:
-            errors.append(
-                RowError(name, b.line, "Participant", f"{b.participant!r} is not in the codebook")
-            )
+            message = _("%(participant)s is not in the codebook")
+            place = {"participant": repr(b.participant)}
+            errors.append(RowError(name, b.line, "Participant", message % place))
         elif people[b.participant] != b.kind:
-            errors.append(
-                RowError(
-                    name,
-                    b.line,
-                    "Roles",
-                    f"{b.participant} is a {people[b.participant]} in the codebook",
-                )
-            )
+            message = _("%(participant)s is a %(kind)s in the codebook")
+            place = {"participant": b.participant, "kind": people[b.participant]}
+            errors.append(RowError(name, b.line, "Roles", message % place))
         else:
             matched[b.participant] = b
     return matched, errors
