@@ -13,6 +13,7 @@ import openpyxl
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.utils import translation
 from rest_framework.test import APIClient
 
 from annotation.gate import OPERATOR
@@ -379,3 +380,49 @@ def test_the_quotes_api_filters_and_pages(personas, project):
     assert any(link["node"] is None for q in results for link in q["links"])
     bad = api.get(f"/api/projects/{project.slug}/interviews/quotes/", {"kind": "robot"})
     assert bad.status_code == 400
+
+
+# -- In the reader's language (#26): the job keeps the language its files were sent in, and the
+# worker, whatever its own, writes the problems in it.
+
+TOO_LONG = "P" * 31  # a participant code of 31 characters; the most is 30
+# Chinese punctuation is what the catalog writes (RUF001 takes it for a confusable ASCII one).
+BAD_ROWS_IN = {
+    "en": (
+        "2 problem(s) found; nothing was imported.",
+        "&#x27;Robot&#x27; is neither &#x27;User&#x27; nor &#x27;Developer&#x27;",
+        "31 characters; at most 30",
+    ),
+    "zh-hans": (
+        "发现 2 个问题；未导入任何内容。",  # noqa: RUF001
+        "&#x27;Robot&#x27; 既不是 &#x27;User&#x27; 也不是 &#x27;Developer&#x27;",
+        "有 31 个字符；最多 30 个",  # noqa: RUF001
+    ),
+}
+
+
+@pytest.mark.parametrize(("language", "worker_in"), [("en", "zh-hans"), ("zh-hans", "en")])
+def test_a_refused_upload_is_reported_in_the_language_it_was_sent_in(
+    client, personas, project, var_dir, language, worker_in
+):
+    client.force_login(personas["lead"])
+    client.cookies["django_language"] = language
+    bad = (HEADER + f"U1,Robot,B,P,S,Q,A.1,I\n{TOO_LONG},User,B,P,S,Q,A.1,I\n").encode()
+    response = client.post(
+        f"/projects/{project.slug}/interviews/import/",
+        {"codebook": SimpleUploadedFile("book.csv", bad)},
+    )
+    job_id = int(response["Location"].rstrip("/").rsplit("/", 1)[1])
+    with translation.override(worker_in):
+        job = interview_import_run(job_id=job_id)  # what the worker does with the task
+    assert job is not None
+    assert (job.language, job.status) == (language, JobStatus.FAILED)
+    refused, robot, too_long = BAD_ROWS_IN[language]
+    assert job.error == refused
+    assert [(e["line"], e["column"]) for e in job.report["errors"]] == [
+        (2, "Type"),
+        (3, "Participant"),
+    ]
+    page = client.get(response["Location"]).content.decode()
+    assert robot in page
+    assert too_long in page

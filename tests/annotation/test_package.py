@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.utils import translation
 from rest_framework.test import APIClient
 
 from annotation.gate import OPERATOR
@@ -325,3 +326,58 @@ def test_a_list_of_issues_without_labels_leaves_k_to_the_label_files(project, tm
     project.refresh_from_db()
     assert project.overlap_k == 3
     assert project.items.filter(issue__number="50", label_count=0).exists()
+
+
+# -- In the reader's language (#26): a refused package's problems are stored by a worker that
+# reads nobody's request, so the job keeps the language it was queued in and is written in it.
+
+# Chinese punctuation is what the catalog writes (RUF001 takes it for a confusable ASCII one).
+PROBLEMS_IN = {
+    "en": [
+        f"{MINDSPEED}IBDZ99 is in no label file of the package",
+        "pytorch_keywords may hold only quoted words and phrases",
+        "'Robot' is neither 'User' nor 'Developer'",
+    ],
+    "zh-hans": [
+        f"{MINDSPEED}IBDZ99 不在包内任何标注文件中",
+        "pytorch_keywords 只能包含带引号的词和短语",
+        "'Robot' 既不是 'User' 也不是 'Developer'",
+    ],
+}
+REFUSED_IN = {"en": "3 problem(s); nothing was imported:", "zh-hans": "3 个问题；未导入任何内容："}  # noqa: RUF001
+WORKER_IN = {"en": "zh-hans", "zh-hans": "en"}  # the worker's own language is the other one
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_a_refused_package_is_reported_in_the_language_it_was_sent_in(
+    client, project, personas, settings, tmp_path, language
+):
+    settings.VAR_DIR = tmp_path
+    bad = {
+        **ODD,
+        "Issue Report/MindSpeed_2024.txt": f"{MINDSPEED}IBDZ87\n{MINDSPEED}IBDZ99\n",
+        "filter_keywords": "pytorch_keywords = [llm]\n",
+        "interviews/CodeBook.csv": (
+            "Participant,Type,Experience Level,Framework Context,Prompt Category,"
+            "Thematic Quote,Linked Taxonomy Node(s),Research Insight\nU1,Robot,B,P,S,Q,A.1,I\n"
+        ),
+    }
+    client.force_login(personas["admin"])
+    client.cookies["django_language"] = language
+    upload = SimpleUploadedFile("bad.zip", zipped(bad), content_type="application/zip")
+    response = client.post(f"/projects/{project.slug}/package/", {"package": upload})
+    job = PackageImport.objects.get()
+    with translation.override(WORKER_IN[language]):
+        package_import_run(job_id=job.pk)  # what the worker does with the task
+    job.refresh_from_db()
+    assert (job.language, job.status) == (language, JobStatus.FAILED)
+    assert job.error == REFUSED_IN[language]
+    errors = job.report["errors"]
+    assert [(e["file"], e["line"], e["column"]) for e in errors] == [
+        ("Issue Report/MindSpeed_2024.txt", 2, None),  # the year list (package.imports)
+        ("filter_keywords", 1, None),  # ingest.keywords
+        ("interviews/CodeBook.csv", 2, "Type"),  # taxonomy.interviews.files
+    ]
+    assert [e["message"] for e in errors] == PROBLEMS_IN[language]
+    page = client.get(response["Location"]).content.decode()
+    assert PROBLEMS_IN[language][2].replace("'", "&#x27;") in page
