@@ -23,6 +23,12 @@ def bilingual_name(name: str, name_zh: str) -> str:
     return name
 
 
+def reader_name(name: str, name_zh: str) -> str:
+    """The name where there is room for one only (a chart's labels): the Chinese name in the
+    Chinese interface when there is one, else the English; tables beside show bilingual_name."""
+    return name_zh if name_zh and reading_chinese() else name
+
+
 class Level(models.TextChoices):
     TYPE = "type", _("Type")
     THEME = "theme", _("Theme")

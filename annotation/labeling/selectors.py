@@ -32,6 +32,7 @@ from annotation.models import (
 )
 from annotation.rendering import markdown_to_html, title_to_html
 from concord.prepared import PreparedQuery
+from concord.text_language import in_its_language
 from ingest.models import Comment, KeywordMatch
 
 
@@ -171,16 +172,28 @@ def item_view(*, item: Item, project: Project, viewer, claimed: bool = False) ->
     they labeled, so there is no label of theirs to look up."""
     issue = item.issue
     keywords = item_keywords(item)
+    # Each text carries its own language (lang), for a screen reader's voice: the page's
+    # template and its script (the next items, from the API) show this HTML as it is.
     comments = [
-        CommentView(c.author, c.created_at, highlight_keywords(markdown_to_html(c.body), keywords))
+        CommentView(
+            c.author,
+            c.created_at,
+            in_its_language(
+                highlight_keywords(markdown_to_html(c.body), keywords), c.body, tag="div"
+            ),
+        )
         for c in _COMMENTS.run(issue=issue.pk)
     ]
     mine = None if claimed else own_annotation(item=item, volunteer=viewer)
     return ItemView(
         item=item,
         keywords=keywords,
-        title_html=highlight_keywords(title_to_html(issue.title or str(issue)), keywords),
-        body_html=highlight_keywords(markdown_to_html(issue.body), keywords)
+        title_html=in_its_language(
+            highlight_keywords(title_to_html(issue.title or str(issue)), keywords), issue.title
+        ),
+        body_html=in_its_language(
+            highlight_keywords(markdown_to_html(issue.body), keywords), issue.body, tag="div"
+        )
         or missing_text_html(issue),
         comments=comments,
         mine=mine,

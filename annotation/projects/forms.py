@@ -122,6 +122,12 @@ class InvitationForm(forms.Form):
         label=_("Valid for (days)"), min_value=1, max_value=INVITATION_MAX_DAYS, initial=7
     )
 
+    def __init__(self, *args, **kwargs):
+        # The members page shows this form above MemberListForm, which has a `role` too: ids of
+        # its own (id_invite_role), so each label names its own field.
+        kwargs.setdefault("auto_id", "id_invite_%s")
+        super().__init__(*args, **kwargs)
+
 
 class MemberListForm(forms.Form):
     people = forms.CharField(

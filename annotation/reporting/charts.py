@@ -404,6 +404,12 @@ class HeatGrid:
     columns: list[tuple[int, int, str]]  # (x, y, label), drawn turned by -45 degrees
     cells: list[GridCell]
 
+    @property
+    def linked(self) -> bool:
+        """Whether cells are links: then the grid is a group of named links, not an image (an
+        image holds no controls a screen reader could reach)."""
+        return any(c.href for c in self.cells)
+
 
 def heat_grid(
     title: str,

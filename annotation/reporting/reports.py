@@ -42,7 +42,7 @@ from annotation.reporting.agreement import (
 )
 from concord.input_checks import ascii_digits
 from taxonomy import agreement
-from taxonomy.models import Level, bilingual_name
+from taxonomy.models import Level, bilingual_name, reader_name
 from taxonomy.selectors import taxonomy_lineage
 
 LEVELS = tuple(Level.values)  # type, theme, subtheme: depth 1, 2, 3
@@ -226,6 +226,10 @@ class Category:
     def shown_name(self) -> str:
         return bilingual_name(self.name, self.name_zh)
 
+    @property
+    def chart_name(self) -> str:
+        return reader_name(self.name, self.name_zh)
+
 
 @dataclass(frozen=True)
 class Pair:
@@ -346,6 +350,10 @@ class Tally:
     @property
     def shown_name(self) -> str:
         return bilingual_name(self.name, self.name_zh)
+
+    @property
+    def chart_name(self) -> str:
+        return reader_name(self.name, self.name_zh)
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ def confusion_context(project: Project, params: QueryDict) -> dict:
         )
     grid = heat_grid(
         _("Labels mixed up on the same item, %(level)s level") % {"level": level_name(level)},
-        [f"{cats[i].code} {cats[i].shown_name}" for i in shown],
+        [f"{cats[i].code} {cats[i].chart_name}" for i in shown],
         [cats[i].code for i in shown],
         values,
         titles=titles,
@@ -189,7 +189,7 @@ def distribution_context(project: Project, params: QueryDict) -> dict:
             "final_by_type",
             "reports/_bar_chart.svg",
             bar_chart(
-                _("Final labels per type"), [(f"{t.code} {t.shown_name}", t.items) for t in types]
+                _("Final labels per type"), [(f"{t.code} {t.chart_name}", t.items) for t in types]
             ),
             _("Final labels per type; every bar prints its count and share."),
         ),
@@ -198,7 +198,7 @@ def distribution_context(project: Project, params: QueryDict) -> dict:
             "reports/_bar_chart.svg",
             bar_chart(
                 _("Final labels per theme"),
-                [(f"{t.code} {t.shown_name}", t.items) for t in distribution.by_theme],
+                [(f"{t.code} {t.chart_name}", t.items) for t in distribution.by_theme],
             ),
             _("Final labels per theme, most first (final labels at type depth have no theme)."),
         ),
@@ -208,7 +208,7 @@ def distribution_context(project: Project, params: QueryDict) -> dict:
             stacked_chart(
                 _("Final labels per repository and type"),
                 "final-by-repository",
-                [f"{t.code} {t.shown_name}" for t in types],
+                [f"{t.code} {t.chart_name}" for t in types],
                 [
                     (r.repository, [r.by_type[t.code] for t in types])
                     for r in distribution.by_repository

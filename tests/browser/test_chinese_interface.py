@@ -39,6 +39,7 @@ def test_chinese_interface_renders_a_chinese_issue_on_the_labeling_page(zh_page,
     assert shown in open_titles
     expect(page.locator("#issue .crumbs")).to_contain_text("Gitee")
     expect(page.locator("#issue .issue-text")).to_contain_text(HAN)
+    expect(title.locator("[lang]")).to_have_count(0)  # Chinese, like the page
     expect(page.locator("#submit-label")).to_contain_text("提交")
     expect(page.get_by_label("一句话摘要")).to_be_visible()
     scripts_ready(page)  # the script's own sentences come in the page's language too
@@ -51,6 +52,9 @@ def test_chinese_interface_renders_a_chinese_issue_on_the_labeling_page(zh_page,
     expect(html).to_have_attribute("lang", "en")
     expect(page.locator("#submit-label")).to_contain_text("Submit")
     expect(title).to_have_text(shown)
+    # ... which a screen reader now reads with a Chinese voice: it is marked (issue #32)
+    expect(title.locator("[lang]")).to_have_attribute("lang", "zh-Hans")
+    expect(page.locator("#issue-body > [lang]")).to_have_attribute("lang", "zh-Hans")
     page.reload()  # the browser still asks for Chinese; the chosen language wins
     expect(html).to_have_attribute("lang", "en")
     expect(page.locator("header form.language button")).to_have_text("简体中文")

@@ -1,7 +1,10 @@
 """Every page a volunteer, a lead, a project admin and a site admin can reach, in English and in
 Chinese, at a phone's width (390 px) and a laptop's (1366 px): none scrolls sideways, no number
 or word in a table breaks inside, no chart cuts off its own labels or draws text under 11 px, no
-chart scrolls inside its box on a laptop, and the Chinese pages show no English but data.
+chart scrolls inside its box on a laptop, and the Chinese pages show no English but data. And
+axe-core (the axe-playwright-python package) finds no serious or critical WCAG 2.0/2.1/2.2 A or AA
+problem on any of them, nor on the pages open to everyone (sign-in, password reset, invitation),
+at the laptop's width (issue #32).
 
 The pages come from the URL conf (tests/test_role_matrix.py lists who may use each named URL,
 and fails when a URL has no rule), so a new page is checked without being added here. Each
@@ -12,6 +15,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
 from tests.factories import PASSWORD
@@ -24,11 +28,23 @@ pytestmark = pytest.mark.browser
 WIDTHS = (390, 1366)
 HEIGHT = 844
 LANGUAGES = {"en": "en-US", "zh-hans": "zh-CN"}  # Django's code -> the browser's locale
-PEOPLE = ("volunteer", "lead", "admin", "staff")
+PEOPLE = ("anonymous", "volunteer", "lead", "admin", "staff")  # anonymous: the public pages
+# The walk in four parts, each language by two halves of the people (about as many pages each),
+# each part an xdist group of its own beside the module's (tests/conftest.py), so that the walks,
+# a few minutes each with axe, may run side by side in two workers.
+PARTS = {"public-to-lead": PEOPLE[:3], "admin-and-staff": PEOPLE[3:]}
 LAPTOP = 1024  # from this width on, every chart fits its box
 MIN_CHART_TEXT_PX = 11
 # How far a page may be wider than the window before it counts as scrolling (rounding).
 SLACK_PX = 1
+# axe-core's rules for WCAG 2.0, 2.1 and 2.2, levels A and AA (axe has no "wcag22a" tag: 2.2's
+# new level-A criteria are not automatable), and the impacts that fail the walk.
+AXE_OPTIONS = {
+    "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]},
+    "resultTypes": ["violations"],
+}
+AXE_FAILS = {"serious", "critical"}
+AXE_NODES_SHOWN = 3
 
 
 def sign_in(page: Page, username: str) -> None:
@@ -39,6 +55,40 @@ def sign_in(page: Page, username: str) -> None:
     page.locator("main form button[type=submit]").click()
     page.wait_for_load_state()
     expect(page).not_to_have_url(re.compile(r"/accounts/login/"))
+
+
+def axe_findings(page: Page) -> list[str]:
+    """axe-core's serious and critical findings on the page as the browser holds it (the walk puts
+    axe in every page of its contexts): each the rule, what it asks, and the first offending
+    elements by selector and markup."""
+    results = page.evaluate("options => axe.run(document, options)", AXE_OPTIONS)
+    found = []
+    for rule in results["violations"]:
+        if rule["impact"] not in AXE_FAILS:
+            continue
+        nodes = [
+            f"{' '.join(map(str, node['target']))} {node['html'][:160]!r}"
+            for node in rule["nodes"][:AXE_NODES_SHOWN]
+        ]
+        more = len(rule["nodes"]) - len(nodes)
+        found.append(
+            f"axe {rule['id']} ({rule['impact']}): {rule['help']}: {'; '.join(nodes)}"
+            + (f" (and {more} more)" if more > 0 else "")
+        )
+    return found
+
+
+def duplicate_ids(page: Page) -> list[str]:
+    """Ids given to more than one element (a label or aria-describedby then names only the first;
+    axe no longer checks ids no ARIA names)."""
+    return page.evaluate(
+        """() => {
+            const seen = new Map();
+            document.querySelectorAll('[id]')
+                .forEach(e => seen.set(e.id, (seen.get(e.id) || 0) + 1));
+            return [...seen].filter(([id, n]) => n > 1).map(([id, n]) => `#${id} x${n}`);
+        }"""
+    )
 
 
 def sideways_overflow(page: Page) -> int:
@@ -159,31 +209,44 @@ def page_problems(page: Page, width: int, language: str, data) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("language", sorted(LANGUAGES))
+@pytest.mark.parametrize(
+    ("language", "part"),
+    [
+        pytest.param(code, part, marks=pytest.mark.xdist_group(f"every-page-{code}-{part}"))
+        for code in LANGUAGES
+        for part in PARTS
+    ],
+)
 def test_every_page_reads_well_at_both_widths(
-    browser, live_server, personas, labeled_project, settings, tmp_path, language
+    browser, live_server, personas, labeled_project, settings, tmp_path, language, part
 ):
-    """No page scrolls sideways, cuts or shrinks chart text, breaks a number or a word inside, or
-    (in Chinese) shows English that is not data."""
+    """No page scrolls sideways, cuts or shrinks chart text, breaks a number or a word inside,
+    (in Chinese) shows English that is not data, or has a serious or critical axe finding."""
     objects, people = role_world(personas, labeled_project, settings, tmp_path)
     data = data_values()
     problems = []
     checked = 0
-    for person in PEOPLE:
+    axe_script = Axe().axe_script
+    for person in PARTS[part]:
         context = browser.new_context(
             base_url=live_server.url,
             locale=LANGUAGES[language],
             viewport={"width": WIDTHS[-1], "height": HEIGHT},
         )
+        # Once per context, not once per page: every page it opens has axe before its own scripts.
+        context.add_init_script(script=axe_script)
         page = context.new_page()
-        sign_in(page, people[person].username)
-        urls = pages_for(person, objects)
+        if people[person] is not None:
+            sign_in(page, people[person].username)
+        urls = pages_for(person, objects, public=people[person] is None)
         assert urls, f"no pages for {person}"
         for url in urls:
             response = page.goto(url)
             assert response is not None, f"{person} {url}: no response"
             assert response.status < 400, f"{person} {url}: {response.status}"
             assert page.get_attribute("html", "lang") == language, f"{person} {url}: language"
+            findings = axe_findings(page) + [f"duplicate id {d}" for d in duplicate_ids(page)]
+            problems += [f"{language} {person} {url}: {finding}" for finding in findings]
             for width in WIDTHS:
                 page.set_viewport_size({"width": width, "height": HEIGHT})
                 checked += 1
@@ -192,5 +255,5 @@ def test_every_page_reads_well_at_both_widths(
                     for problem in page_problems(page, width, language, data)
                 ]
         context.close()
-    print(f"{language}: {checked} page views checked ({len(PEOPLE)} people, widths {WIDTHS})")
+    print(f"{language}: {checked} page views checked ({', '.join(PARTS[part])}, widths {WIDTHS})")
     assert not problems, "pages that do not read well:\n" + "\n".join(problems)

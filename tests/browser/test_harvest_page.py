@@ -79,7 +79,7 @@ def add_source(page: Page) -> None:
     page.get_by_label("Created until").fill("2025-04-30")
     page.get_by_role("button", name="Add source").click()
     # A malformed owner/repo comes back as a field error; fix it and submit again.
-    expect(page.locator("#repository-error")).to_contain_text("write it as owner/repo")
+    expect(page.locator("#id_repository_error")).to_contain_text("write it as owner/repo")
     page.get_by_label("Repository").fill("NVIDIA/Megatron-LM")
     page.get_by_role("button", name="Add source").click()
 

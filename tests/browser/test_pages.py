@@ -174,9 +174,38 @@ def test_wrong_password_shows_the_error_on_the_login_page(page, personas):
     sign_in(page, "lead", password="not the password")
     expect(page).to_have_url(re.compile(r"/accounts/login/$"))
     expect(page.get_by_role("alert")).to_contain_text("correct username and password")
+    # The focus is on the error, not at the top of the page (static/js/form-errors.js).
+    expect(page.get_by_role("alert")).to_be_focused()
     # The username is kept so only the password needs retyping; the password is not echoed.
     expect(page.get_by_label("Username")).to_have_value("lead")
     expect(page.get_by_label("Password")).to_have_value("")
+
+
+def test_a_field_error_is_tied_to_its_field_and_takes_the_focus(page, personas):
+    """A form sent back with a field error: the focus is on the first field in error, and the
+    field's aria-describedby names the error text and the help (ids that exist), so a screen
+    reader reads them with the field (WCAG 1.3.1, 3.3.1)."""
+    sign_in(page, "volunteer_a")
+    page.goto("/accounts/password/")
+    page.get_by_label("Old password").fill("not the password")
+    page.get_by_label("New password", exact=True).fill("a new and long passphrase 42")
+    page.get_by_label("New password confirmation").fill("a new and long passphrase 42")
+    page.locator("main form button[type=submit]").click()
+
+    old = page.get_by_label("Old password")
+    expect(old).to_be_focused()
+    expect(old).to_have_attribute("aria-invalid", "true")
+    expect(old).to_have_accessible_description(re.compile("old password was entered incorrectly"))
+    # Every id a field names is on the page (no help or error text pointing nowhere).
+    missing = page.evaluate(
+        """() => [...document.querySelectorAll('main [aria-describedby]')].flatMap(e =>
+            e.getAttribute('aria-describedby').split(/\\s+/)
+             .filter(id => !document.getElementById(id)).map(id => `${e.id} -> ${id}`))"""
+    )
+    assert missing == []
+    expect(page.get_by_label("New password", exact=True)).to_have_accessible_description(
+        re.compile("at least")
+    )
 
 
 # ---------------------------------------------------------------- Content-Security-Policy
