@@ -123,6 +123,8 @@ RULES: dict[str, Rule] = {
     "transcripts-qdpx": Rule("lead", kwargs="project"),
     "transcript-settle": Rule("lead", method="post", kwargs="transcript"),
     "final-codes-csv": Rule("lead", kwargs="project"),
+    "api-interview-transcript": Rule("volunteer", kwargs="transcript"),
+    "api-transcript-passages": Rule("volunteer", method="post", kwargs="transcript"),
     # near-duplicate issues (annotation/duplicates/): the lead's queue, pairs and index; an item's
     # duplicates for every member (volunteers see only revealed ones: tests/test_blindness.py)
     "duplicates": Rule("lead", kwargs="project"),

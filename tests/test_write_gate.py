@@ -632,6 +632,9 @@ WRITES: dict[tuple[str, str], Entry] = {
         "transcript", coding(form(start="19", end="56", node_code="C.1")), Write.CODE
     ),
     ("transcript-uncode", "post"): Entry("transcript", coding(own_passage), Write.CODE),
+    ("api-transcript-passages", "post"): Entry(
+        "transcript", coding(js({"start": 19, "end": 56, "node": "C.1"})), Write.CODE
+    ),
     ("transcript-done", "post"): Entry("transcript", coding(NONE), Write.CODE),
     ("transcript-settle", "post"): Entry(
         "transcript", coders_done(form(line="2", node_code="C.1", keep="1")), Write.INTERVIEWS

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation.interviews import api
+from annotation.interviews import api, coding_api
 
 urlpatterns = [
     path(
@@ -39,5 +39,15 @@ urlpatterns = [
         "projects/<slug:slug>/interviews/rankings/",
         api.RankingsImportApi.as_view(),
         name="api-rankings-import",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/transcripts/<int:pk>/",
+        coding_api.TranscriptApi.as_view(),
+        name="api-interview-transcript",
+    ),
+    path(
+        "projects/<slug:slug>/interviews/transcripts/<int:pk>/passages/",
+        coding_api.TranscriptPassagesApi.as_view(),
+        name="api-transcript-passages",
     ),
 ]

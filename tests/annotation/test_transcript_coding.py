@@ -14,6 +14,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from annotation.interviews.coding import transcript_text
 from concord.errors import ConcordError
@@ -290,3 +291,34 @@ def test_a_coded_transcripts_final_codes_count_in_the_triangulation(client, pers
     client.force_login(personas["lead"])
     client.post(_url(transcript, "settle/"), {"line": "5", "node_code": "C.9", "keep": "1"})
     assert developers("C.9") == 1
+
+
+def test_the_api_codes_idempotently_and_answers_blind(personas, transcript):
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    base = f"/api/projects/{transcript.project.slug}/interviews/transcripts/{transcript.pk}/"
+    coders = (personas["volunteer_a"], personas["volunteer_b"])
+    for coder in coders:
+        TranscriptCoder.objects.create(transcript=transcript, coder=coder)
+    api.force_authenticate(coders[0])
+    start = TEXT.index("loss went flat")
+    body = {"start": start, "end": start + 14, "node": "C.4", "note": "flat"}
+    first = api.post(f"{base}passages/", body, format="json")
+    assert first.status_code == 200
+    assert first.json()["text"] == "loss went flat"
+    assert api.post(f"{base}passages/", body, format="json").json()["id"] == first.json()["id"]
+    unknown = api.post(f"{base}passages/", {**body, "node": "Z.9"}, format="json")
+    assert unknown.status_code == 400
+
+    api.force_authenticate(coders[1])
+    seen = api.get(base).json()
+    assert (seen["passages"], seen["agreement"], seen["sees_all"]) == ([], None, False)
+    assert [line["number"] for line in seen["lines"]] == [1, 2, 4, 5]
+    for coder in coders:
+        TranscriptCoder.objects.filter(coder=coder).update(done_at=timezone.now())
+    seen = api.get(base).json()
+    assert [p["coder"] for p in seen["passages"]] == [coders[0].username]
+    (pair,) = seen["agreement"]
+    assert pair["agreement"]["per_code"][0]["code"] == "C.4"
+    assert seen["final_codes"] == {"codes": [], "unsettled": 1}
