@@ -119,14 +119,23 @@ def _docx_text(name: str, data: bytes) -> str:
 def transcript_coder_join(*, transcript: Transcript, actor) -> TranscriptCoder:
     """`actor` volunteers to code `transcript` (joining twice is joining once)."""
     gate(actor, transcript.project, Write.CODE)
+    _still_open(transcript)
     coder, _created = TranscriptCoder.objects.get_or_create(transcript=transcript, coder=actor)
     return coder
+
+
+def _still_open(transcript: Transcript) -> None:
+    """Once every coder is done everyone may see the codes: a new coder would code them seeing
+    them, so none joins then."""
+    if coding_revealed(transcript):
+        raise ConcordError(_("Every coder of this transcript is done: it takes no new coders."))
 
 
 def transcript_coder_assign(*, transcript: Transcript, actor, username: str) -> TranscriptCoder:
     """A lead makes a member of the project a coder of `transcript`."""
     project = transcript.project
     gate(actor, project, Write.INTERVIEWS)
+    _still_open(transcript)
     person = get_user_model().objects.filter(username=username.strip()).first()
     if person is None or user_role(person, project) is None:
         raise ConcordError(

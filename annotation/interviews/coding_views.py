@@ -115,14 +115,16 @@ def transcript_page(request, slug: str, pk: int):
             }
         )
     coding = mine is not None and mine.done_at is None
+    revealed = coding_revealed(transcript)
     context = {
         "project": project,
         "transcript": transcript,
         "coders": coders,
         "mine": mine,
         "coding": coding and may_write(request.user, project, Write.CODE),
-        "may_join": mine is None and may_write(request.user, project, Write.CODE),
-        "may_assign": may_write(request.user, project, Write.INTERVIEWS),
+        "may_join": mine is None and not revealed and may_write(request.user, project, Write.CODE),
+        "may_assign": not revealed and may_write(request.user, project, Write.INTERVIEWS),
+        "may_settle": revealed and may_write(request.user, project, Write.INTERVIEWS),
         "lead": has_role(request.user, project, Role.LEAD),
         "sees_all": sees_all,
         "lines": lines,
@@ -131,7 +133,7 @@ def transcript_page(request, slug: str, pk: int):
         "categories": project_nodes(project).order_by("code") if coding else [],
         "assign_form": CoderAssignForm(),
         "pairs": transcript_agreement(transcript) if sees_all else [],
-        "final": transcript_final_codes(transcript) if coding_revealed(transcript) else None,
+        "final": transcript_final_codes(transcript) if revealed else None,
     }
     return render(request, "interviews/transcript.html", context)
 

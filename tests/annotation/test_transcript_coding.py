@@ -103,6 +103,11 @@ def test_two_coders_code_blind_then_see_their_agreement(client, personas, projec
 
     client.force_login(b)
     client.post(_url(transcript, "done/"))
+    # now everyone may see the codes: nobody joins to code with them in sight
+    client.force_login(personas["admin"])
+    assert "join-coding" not in client.get(_url(transcript)).content.decode()
+    late = client.post(_url(transcript, "join/"), follow=True).content.decode()
+    assert "it takes no new coders" in late
     client.force_login(a)
     page = client.get(_url(transcript)).content.decode()
     assert "rollback" in page  # b's note, now that both are done
