@@ -72,6 +72,19 @@ NAMES = {
     "Django",
     "Celery",
     "English",
+    "Cohen's",
+    # qualitative-analysis tools and their exchange standard (REFI-QDA), file kinds by suffix
+    "REFI-QDA",
+    "NVivo",
+    "ATLAS",
+    "ti",
+    "MAXQDA",
+    "zip",
+    "txt",
+    "md",
+    "docx",
+    "qdc",
+    "qdpx",
 }
 # Where a page shows data by its markup: people's Markdown, code, keys, form text being edited,
 # and text declared to be in another language.
