@@ -1173,6 +1173,8 @@ OTHER_COMMANDS = {
     "triangulation": "reads a project (a report)",
     "export": "an export: reads the project, allowed while archived",
     "export_package": "an export: reads the project, allowed while archived",
+    "archive_project": "an export of the whole project: reads it, allowed while archived",
+    "restore_project": "a new project from an archive (site-wide); refuses a slug in use",
     "create_project": "a new project (site-wide)",
     "setup_demo": "its own demo project, created or refreshed (a development tool)",
     "harvest": "ingest (site-wide)",
