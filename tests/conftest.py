@@ -238,6 +238,9 @@ def _needs(function) -> frozenset[str]:
     return _needs_of[code]
 
 
+# Before xdist's own hook (its worker appends each test's xdist_group to the test's id, which is
+# what --dist loadgroup schedules by): a group added after it would go unseen.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         marks = {"browser"} if BROWSER_TESTS in Path(item.path).parents else set()

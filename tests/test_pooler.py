@@ -86,8 +86,9 @@ def test_an_item_import_goes_in_whole_through_the_pooler(app, admin):
 
 def test_the_exports_stream_through_the_pooler(app, admin):
     api = f"{app.server.base_url}/api/projects/{SLUG}"
+    drive(app.server.base_url, SLUG, app.tokens, app.themes, 1.5, 0.02)  # labels to export
     labels = len(app.figures()["stored"])
-    assert labels  # the labeling test ran first in this module
+    assert labels
     long = admin.get(f"{api}/exports/long/", timeout=60)  # streamed, read by a cursor
     assert long.status_code == 200, long.text
     assert len(long.text.splitlines()) == 1 + labels
