@@ -248,7 +248,11 @@ def pytest_collection_modifyitems(config, items):
         shared = False  # uses a fixture made once for the module (a browser, a private cluster)
         for fixturedefs in item._fixtureinfo.name2fixturedefs.values():
             functions += [d.func for d in fixturedefs if d.func.__module__.startswith("tests")]
-            shared |= any(d.scope in {"module", "class", "package"} for d in fixturedefs)
+            # ours only: pytest-django's class-scoped autouse fixture is on every test
+            shared |= any(
+                d.scope in {"module", "class", "package"} and d.func.__module__.startswith("tests")
+                for d in fixturedefs
+            )
         for function in filter(None, functions):
             marks |= _needs(function)
         for mark in sorted(marks - {m.name for m in item.iter_markers()}):
