@@ -38,33 +38,9 @@
       el.isContentEditable);
   }
 
-  // Closing the key list gives the focus back to where it was (nothing, or the "Keys" button).
-  var keysFrom = null;
-  function openKeys() {
-    if (!overlay) { return; }
-    keysFrom = document.activeElement;
-    overlay.hidden = false;
-    document.getElementById("keys-close").focus();
-  }
-  function closeKeys() {
-    if (!overlay || overlay.hidden) { return; }
-    overlay.hidden = true;
-    if (keysFrom && keysFrom !== document.body && document.contains(keysFrom)) { keysFrom.focus(); }
-    keysFrom = null;
-  }
-  // The key list is a modal dialog: Tab and Shift+Tab go round its own controls.
-  function keepTabIn(e) {
-    var stops = Array.prototype.slice.call(overlay.querySelectorAll("button, a[href], input:not([type=hidden])"));
-    if (!stops.length) { return; }
-    var at = stops.indexOf(document.activeElement);
-    var next = at < 0 ? 0 : (at + (e.shiftKey ? -1 : 1) + stops.length) % stops.length;
-    e.preventDefault();
-    stops[next].focus();
-  }
-  var keysOpen = document.getElementById("keys-open");
-  if (keysOpen) { keysOpen.addEventListener("click", openKeys); }
-  var keysClose = document.getElementById("keys-close");
-  if (keysClose) { keysClose.addEventListener("click", closeKeys); }
+  // The key list (static/js/key-list.js): a modal dialog the "Keys" button or `?` opens.
+  var keyList = window.concordKeyList(overlay);
+  var openKeys = keyList.open, closeKeys = keyList.close, keepTabIn = keyList.keepTabIn;
 
   // Where the page's keys act: the focus on nothing, in the label panel, or on the issue's
   // heading (where each new item puts it); never a link or a box elsewhere on the page.

@@ -32,28 +32,9 @@
   function typing(el) {
     return el && (el.tagName === "INPUT" && el.type !== "radio" || el.tagName === "TEXTAREA");
   }
-  var keysFrom = null;  // the focus goes back there when the list closes
-  function openKeys() {
-    keysFrom = document.activeElement;
-    overlay.hidden = false;
-    document.getElementById("keys-close").focus();
-  }
-  function closeKeys() {
-    overlay.hidden = true;
-    if (keysFrom && keysFrom !== document.body && document.contains(keysFrom)) { keysFrom.focus(); }
-    keysFrom = null;
-  }
-  // The key list is a modal dialog: Tab and Shift+Tab go round its own controls.
-  function keepTabIn(e) {
-    var stops = Array.prototype.slice.call(overlay.querySelectorAll("button, a[href], input:not([type=hidden])"));
-    if (!stops.length) { return; }
-    var at = stops.indexOf(document.activeElement);
-    var next = at < 0 ? 0 : (at + (e.shiftKey ? -1 : 1) + stops.length) % stops.length;
-    e.preventDefault();
-    stops[next].focus();
-  }
-  document.getElementById("keys-open").addEventListener("click", openKeys);
-  document.getElementById("keys-close").addEventListener("click", closeKeys);
+  // The key list (static/js/key-list.js): a modal dialog the "Keys" button or `?` opens.
+  var keyList = window.concordKeyList(overlay);
+  var closeKeys = keyList.close, keepTabIn = keyList.keepTabIn, openKeys = keyList.open;
 
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) { return; }

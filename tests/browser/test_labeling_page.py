@@ -44,6 +44,17 @@ def test_volunteer_screens_and_labels_two_items_with_the_keyboard(page, personas
         "action", re.compile(rf"/items/{candidate.pk}/screen/$")
     )
     body_focused(page)
+    page.keyboard.press("?")  # the key list: a modal dialog, Tab stays in it, Esc closes it
+    expect(page.locator("#keys-overlay")).to_be_visible()
+    expect(page.locator("#keys-close")).to_be_focused()
+    for _ in range(4):
+        page.keyboard.press("Tab")
+        assert page.evaluate(
+            "document.getElementById('keys-overlay').contains(document.activeElement)"
+        )
+    page.keyboard.press("Escape")
+    expect(page.locator("#keys-overlay")).to_be_hidden()
+    body_focused(page)
     page.keyboard.press("r")
     expect(page.locator("#screen-reason")).to_be_focused()
     page.keyboard.type("a real bug report")
