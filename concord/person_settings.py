@@ -9,11 +9,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import HttpResponseRedirect
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from concord.models import PersonSettings
+from concord.next_page import local_next
 
 _CACHE_SECONDS = 24 * 3600
 
@@ -57,15 +57,5 @@ def single_keys_page(request):
                 "do nothing on the labeling and lead pages."
             ),
         )
-    # Back to the page the switch was on (its path, as get_full_path wrote it: ASCII), never
-    # elsewhere; anything else leads home.
-    target = request.POST.get("next", "")
-    if not (
-        target.startswith("/")
-        and target.isascii()
-        and url_has_allowed_host_and_scheme(
-            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-        )
-    ):
-        target = reverse("home")
-    return HttpResponseRedirect(target)
+    # Back to the page the switch was on, never elsewhere; anything else leads home.
+    return HttpResponseRedirect(local_next(request, reverse("home")))

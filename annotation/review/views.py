@@ -12,7 +12,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
@@ -47,6 +46,7 @@ from annotation.review.selectors import (
 from annotation.review.services import RESOLVABLE_STAGES, item_reopen, item_resolve
 from concord.errors import ConcordError
 from concord.input_checks import id_param
+from concord.next_page import local_next
 from taxonomy.models import Level, Node
 
 QUEUE_PER_PAGE = 50
@@ -58,19 +58,6 @@ def _queue_url(project, filters: QueueFilters, item_id: int | None = None) -> st
     else:
         url = reverse("item-resolve", args=[project.slug, item_id])
     return f"{url}?{filters.querystring}" if filters.querystring else url
-
-
-def _safe_next(request, fallback: str) -> str:
-    """`next` if it is a path on this site (`/...`), else `fallback`: never another site, a
-    scheme, a protocol-relative `//host` or anything with control characters (issue 12)."""
-    target = request.POST.get("next") or request.GET.get("next") or ""
-    local = (
-        target.startswith("/")
-        and not target.startswith(("//", "/\\"))
-        and target.isprintable()
-        and url_has_allowed_host_and_scheme(target, allowed_hosts=None)
-    )
-    return target if local else fallback
 
 
 # ---------------------------------------------------------------- disputes
@@ -204,7 +191,7 @@ def item_discussion_page(request, slug: str, item_id: int):
             post_add(item=item, author=request.user, text=request.POST.get("text", ""))
         except ConcordError as exc:
             messages.error(request, exc.message)
-        return redirect(_safe_next(request, here) + "#posts")
+        return redirect(local_next(request, here) + "#posts")
     revealed = labels_revealed(item, role)
     review = item_review(item) if revealed else None
     context = {
