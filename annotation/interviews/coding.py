@@ -239,6 +239,23 @@ def disagreement_settle(
 # ---------------------------------------------------------------- reads
 
 
+def transcript_lines(
+    transcript: Transcript, passages: list[CodedPassage], *, names: bool
+) -> list[dict]:
+    """The transcript's lines as its page shows them: each with its text and the (category,
+    coder's name if `names`) of the given passages that touch it."""
+    lines = []
+    for unit in transcript_units(transcript.text):
+        codes = {
+            (p.node.code, p.coder.username if names else "")
+            for p in passages
+            if p.start < unit.end and unit.start < p.end
+        }
+        text = transcript.text[unit.start : unit.end]
+        lines.append({"unit": unit, "text": text, "codes": sorted(codes)})
+    return lines
+
+
 def project_transcripts(project: Project) -> QuerySet[Transcript]:
     return (
         Transcript.objects.filter(project=project)

@@ -26,6 +26,7 @@ from annotation.interviews.coding import (
     transcript_coder_join,
     transcript_done,
     transcript_final_codes,
+    transcript_lines,
     transcript_upload,
 )
 from annotation.interviews.forms import (
@@ -40,7 +41,6 @@ from annotation.models import Project, Role
 from annotation.project_nodes import project_nodes
 from concord.errors import ConcordError
 from taxonomy.interviews.models import Participant, Transcript
-from taxonomy.interviews.units import transcript_units
 
 
 def _transcript(project: Project, pk: int) -> Transcript:
@@ -97,23 +97,6 @@ def transcript_page(request, slug: str, pk: int):
     passages = list(
         passages_seen_by(request.user, transcript, project).select_related("node", "coder")
     )
-    units = transcript_units(transcript.text)
-    lines = []
-    for unit in units:
-        codes = sorted(
-            {
-                (p.node.code, p.coder.username if sees_all else "")
-                for p in passages
-                if p.start < unit.end and unit.start < p.end
-            }
-        )
-        lines.append(
-            {
-                "unit": unit,
-                "text": transcript.text[unit.start : unit.end],
-                "codes": codes,
-            }
-        )
     coding = mine is not None and mine.done_at is None
     revealed = coding_revealed(transcript)
     context = {
@@ -127,7 +110,7 @@ def transcript_page(request, slug: str, pk: int):
         "may_settle": revealed and may_write(request.user, project, Write.INTERVIEWS),
         "lead": has_role(request.user, project, Role.LEAD),
         "sees_all": sees_all,
-        "lines": lines,
+        "lines": transcript_lines(transcript, passages, names=sees_all),
         "passages": [(p, transcript.text[p.start : p.end]) for p in passages],
         "form": PassageForm(),
         "categories": project_nodes(project).order_by("code") if coding else [],
