@@ -175,14 +175,32 @@ def test_env_example_lists_every_variable_the_settings_read():
 def test_compose_describes_the_production_shape():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"web", "worker", "beat", "postgres", "redis"}
+    assert set(services) == {"migrate", "balancer", "web", "worker", "beat", "postgres", "redis"}
     web = services["web"]["command"]
-    assert "gunicorn -c python:concord.gunicorn_config concord.wsgi:application" in web
+    assert web == "gunicorn -c python:concord.gunicorn_config concord.wsgi:application"
+    assert services["migrate"]["command"] == "python manage.py migrate --noinput"
     assert services["worker"]["command"].startswith("celery -A concord worker")
     assert services["beat"]["command"].startswith("celery -A concord beat")
     for name in ("web", "worker", "postgres", "redis"):
         assert "test" in services[name]["healthcheck"], name
     for name in ("web", "worker", "beat"):
-        assert services[name]["depends_on"]["postgres"]["condition"] == "service_healthy"
+        depends_on = services[name]["depends_on"]
+        assert depends_on["postgres"]["condition"] == "service_healthy"
+        assert depends_on["migrate"]["condition"] == "service_completed_successfully"
     assert {"postgres-data", "redis-data"} <= set(compose["volumes"])
     assert (ROOT / "Dockerfile").exists()
+
+
+def test_compose_scales_web_and_worker_by_replica_count():
+    """`--scale web=N --scale worker=M` needs nothing else: no replica claims a host port or a
+    container name, and the one published port is the balancer's, which asks Docker's DNS for
+    every web replica again and again rather than once at its start."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    for name in ("web", "worker"):
+        assert not {"ports", "container_name"} & set(services[name]), name
+    assert services["balancer"]["ports"] == ["8000:8000"]
+    assert services["web"]["expose"] == ["8000"]
+    balancer = compose["configs"]["balancer"]["content"].replace("$$", "$")
+    assert "resolver 127.0.0.11 valid=5s" in balancer
+    assert "set $web http://web:8000;" in balancer and "proxy_pass $web;" in balancer
