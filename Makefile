@@ -7,7 +7,7 @@ export DATABASE_URL_TEST ?= postgres://postgres@127.0.0.1:5432/concord
 export REDIS_URL_TEST ?= redis://127.0.0.1:6379/0
 export CACHE_URL_TEST ?= redis://127.0.0.1:6379/1
 
-.PHONY: run setup messages demo test test-fast services bench bench-capacity soak lint clean
+.PHONY: run setup messages demo test test-fast services bench bench-capacity bench-scale soak lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -89,6 +89,12 @@ bench: setup services
 bench-capacity: setup services
 	DATABASE_URL=$${BENCH_CAPACITY_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_capacity} \
 	  $(BIN)/python -m tests.bench.capacity $(CAPACITY_ARGS)
+
+## Ten times the study (387,420 issues, 2.7 M labels; tests.bench.study10x writes it): every figure of
+## issue #31 against its target, medians of 3. SCALE_ARGS="--scale 0.05 --runs 1" to try it out.
+bench-scale: setup services
+	DATABASE_URL=$${BENCH_SCALE_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/concord_bench_scale} \
+	  $(BIN)/python -m tests.bench.scale $(SCALE_ARGS)
 
 ## Load test with faults: 50 volunteers for 10 minutes, gunicorn workers killed, Redis restarted.
 soak: setup services

@@ -7,6 +7,10 @@ page, a volunteer whose request fails for a reason worth retrying (503 while the
 restarts, a connection dropped by a killed server process) sends the same request again a moment
 later: a repeated submit is stored once. Every label the server acknowledged (201, or 200 for a
 repeat) is remembered, so a run can check that each of them is stored.
+
+`drive` is a closed loop (each volunteer sends its next request when the last was answered);
+`drive_open` an open one: labels arrive at a fixed total rate on a clock, whatever the answers
+take (tests.bench.scale).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ class Tally:
     empty: int = 0
     retryable: Counter = field(default_factory=Counter)  # "503", "connection"
     errors: list[str] = field(default_factory=list)  # answers that are wrong, not retryable
+    behind_ms: list[float] = field(default_factory=list)  # open loop: arrival started late by
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -129,42 +134,93 @@ def _json_bytes(value) -> bytes:
 
 def _volunteer(base_url, slug, token, themes, stop_at, think, tally: Tally, rng) -> None:
     session = Session(base_url, token)
-    api = f"/api/projects/{slug}"
     time.sleep(rng.uniform(0, think))  # volunteers do not all start in the same millisecond
     while time.monotonic() < stop_at:
-        response = _call(session, "post", f"{api}/next-item/", tally.next_ms, tally, stop_at)
-        if response is None:
+        if not _label_once(session, slug, token, themes, stop_at, think, tally, rng):
             return
-        if response.status_code == 204:
-            tally.empty += 1
-            time.sleep(think)
-            continue
-        if response.status_code != 200:
-            tally.errors.append(f"next-item {response.status_code}: {response.text[:200]}")
-            time.sleep(think)
-            continue
-        item = response.json()["id"]
+
+
+def _label_once(session, slug, token, themes, stop_at, think, tally: Tally, rng) -> bool:
+    """Ask for the next item, wait `think`, submit a theme, wait again; False once the next-item
+    request could not get through before `stop_at`."""
+    api = f"/api/projects/{slug}"
+    response = _call(session, "post", f"{api}/next-item/", tally.next_ms, tally, stop_at)
+    if response is None:
+        return False
+    if response.status_code == 204:
+        tally.empty += 1
         time.sleep(think)
-        label = {"node": rng.choice(themes), "summary": "load test label"}
-        # Once asked for, a label is pursued past the end of the run: a volunteer does not walk
-        # away from a half-sent form, and every acknowledgement must be checked against storage.
-        response = _call(
-            session,
-            "put",
-            f"{api}/items/{item}/annotation/",
-            tally.submit_ms,
-            tally,
-            time.monotonic() + GRACE,
-            json=label,
+        return True
+    if response.status_code != 200:
+        tally.errors.append(f"next-item {response.status_code}: {response.text[:200]}")
+        time.sleep(think)
+        return True
+    item = response.json()["id"]
+    time.sleep(think)
+    label = {"node": rng.choice(themes), "summary": "load test label"}
+    # Once asked for, a label is pursued past the end of the run: a volunteer does not walk
+    # away from a half-sent form, and every acknowledgement must be checked against storage.
+    response = _call(
+        session,
+        "put",
+        f"{api}/items/{item}/annotation/",
+        tally.submit_ms,
+        tally,
+        time.monotonic() + GRACE,
+        json=label,
+    )
+    if response is None:
+        tally.errors.append(f"submit on item {item} never got through")
+    elif response.status_code in (200, 201):
+        with tally.lock:
+            tally.acknowledged.add((token, item))
+    elif response.status_code != 409:
+        tally.errors.append(f"submit {response.status_code}: {response.text[:200]}")
+    time.sleep(think)
+    return True
+
+
+def drive_open(
+    base_url: str, slug: str, tokens: list[str], themes: list[str], seconds: float, rate: float
+) -> Tally:
+    """An open loop: labels arrive at `rate` per second in all, spread evenly over the tokens'
+    sessions and the clock, whatever the answers take. Each arrival is next-item then submit.
+
+    Latencies (next_ms, submit_ms) run from when a request is sent, so they measure the server.
+    A session is one volunteer, who labels one item at a time: an arrival due while the
+    volunteer's previous one is still answered starts when that ends, and how late it started
+    is kept in `behind_ms` (so a queue forming on the client side is shown, not hidden)."""
+    tally = Tally()
+    start = time.monotonic() + 0.5  # every thread running before the first arrival
+    every = len(tokens) / rate  # one volunteer's arrivals are this far apart
+    threads = [
+        threading.Thread(
+            target=_volunteer_on_schedule,
+            args=(base_url, slug, token, themes, tally, random.Random(n)),
+            kwargs={"first": start + n / rate, "every": every, "stop_at": start + seconds},
         )
-        if response is None:
-            tally.errors.append(f"submit on item {item} never got through")
-        elif response.status_code in (200, 201):
-            with tally.lock:
-                tally.acknowledged.add((token, item))
-        elif response.status_code != 409:
-            tally.errors.append(f"submit {response.status_code}: {response.text[:200]}")
-        time.sleep(think)
+        for n, token in enumerate(tokens)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return tally
+
+
+def _volunteer_on_schedule(
+    base_url, slug, token, themes, tally: Tally, rng, *, first: float, every: float, stop_at: float
+) -> None:
+    session = Session(base_url, token)
+    due = first
+    while due < stop_at:
+        time.sleep(max(0.0, due - time.monotonic()))
+        behind = (time.monotonic() - due) * 1000
+        with tally.lock:
+            tally.behind_ms.append(behind)
+        if not _label_once(session, slug, token, themes, stop_at + GRACE, 0.0, tally, rng):
+            return
+        due += every
 
 
 def _call(session: Session, method, url, timings, tally: Tally, give_up_at, **kwargs):

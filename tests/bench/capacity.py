@@ -39,7 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.bench.run import configure_environment, ensure_database, load_taxonomy, setup_django
-from tests.load import Tally, database_figures, drive, outcome, percentiles, stored_labels
+from tests.load import (
+    Tally,
+    database_figures,
+    drive,
+    drive_open,
+    outcome,
+    percentiles,
+    stored_labels,
+)
 from tests.stack import ROOT, gunicorn_server, production_env
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_capacity"
@@ -68,6 +76,8 @@ class Run:
     lost: int
     over_k: int
     errors: list[str] = field(default_factory=list)
+    largest_rss_mb: float = 0.0  # the largest single process of the tree
+    behind_p99_ms: float = 0.0  # open loop: how late the latest arrivals started (p99)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,26 +252,38 @@ class Tree:
 
     def memory_mb(self) -> tuple[float, float]:
         """RSS and PSS of the whole tree now."""
-        rss = pss = 0
+        each = self.each_memory_kib()
+        return sum(r for r, _ in each) / 1024, sum(p for _, p in each) / 1024
+
+    def largest_rss_mb(self) -> float:
+        """RSS of the tree's largest process now."""
+        return max((r for r, _ in self.each_memory_kib()), default=0) / 1024
+
+    def each_memory_kib(self) -> list[tuple[int, int]]:
+        """(RSS, PSS) in KiB of each process of the tree now."""
+        each = []
         for pid in self.pids():
             try:
                 text = Path(f"/proc/{pid}/smaps_rollup").read_text()
             except OSError:
                 continue
+            rss = pss = 0
             for line in text.splitlines():
                 name, _, value = line.partition(":")
                 if name == "Rss":
-                    rss += int(value.split()[0])
+                    rss = int(value.split()[0])
                 elif name == "Pss":
-                    pss += int(value.split()[0])
-        return rss / 1024, pss / 1024
+                    pss = int(value.split()[0])
+            each.append((rss, pss))
+        return each
 
 
 @contextmanager
-def served(workers: int | None, threads: int | None):
+def served(workers: int | None, threads: int | None, **env_overrides: str):
     """gunicorn as the README runs it (its config file, or `workers` processes) and a Celery
-    worker as docker-compose.yml runs it, both with production settings."""
-    env = production_env()
+    worker as docker-compose.yml runs it, both with production settings (and `env_overrides`,
+    e.g. REDIS_URL)."""
+    env = production_env(**env_overrides)
     with gunicorn_server(workers, threads, env) as server:
         celery = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "concord", "worker", "--loglevel", "WARNING",
@@ -313,16 +335,26 @@ def used_since(before: dict[int, float], after: dict[int, float]) -> float:
     return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
 
 
-def measure(tree: Tree, project, tokens: list[str], themes: list[str], seconds: float) -> Run:
+def measure(
+    tree: Tree,
+    project,
+    tokens: list[str],
+    themes: list[str],
+    seconds: float,
+    rate: float | None = None,
+) -> Run:
+    """One run of the volunteers: a closed loop (tests.load.drive, no think time), or with `rate`
+    an open loop of that many labels per second in all (tests.load.drive_open)."""
     from django.db import connection
 
-    peak = [0.0, 0.0]
+    peak = [0.0, 0.0, 0.0]
     done = threading.Event()
 
     def sample() -> None:
         while not done.is_set():
             rss, pss = tree.memory_mb()
             peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
+            peak[2] = max(peak[2], tree.largest_rss_mb())
             done.wait(0.5)
 
     sampler = threading.Thread(target=sample)
@@ -332,7 +364,10 @@ def measure(tree: Tree, project, tokens: list[str], themes: list[str], seconds: 
     cpu_before = postgres_cpu_seconds(database)  # by process: one that ends must not count less
     server_before = cpu_seconds(tree.pids())
     client_before = time.process_time()  # the simulated volunteers' own work, on the same cores
-    tally: Tally = drive(tree.base_url, project.slug, tokens, themes, seconds, 0.0)
+    if rate is None:
+        tally: Tally = drive(tree.base_url, project.slug, tokens, themes, seconds, 0.0)
+    else:
+        tally = drive_open(tree.base_url, project.slug, tokens, themes, seconds, rate)
     client = time.process_time() - client_before
     server = used_since(server_before, cpu_seconds(tree.pids()))
     cpu = used_since(cpu_before, postgres_cpu_seconds(database))
@@ -352,6 +387,8 @@ def measure(tree: Tree, project, tokens: list[str], themes: list[str], seconds: 
         lost=figures["lost"],
         over_k=figures["over_k"],
         errors=tally.errors[:5],
+        largest_rss_mb=peak[2],
+        behind_p99_ms=percentiles(tally.behind_ms)[2] if len(tally.behind_ms) > 1 else 0.0,
     )
 
 

@@ -53,21 +53,25 @@ QUARTER_REPOSITORY = "pytorch/pytorch"
 
 def prepare(taxonomy, *, rows: int, seed: int, reimport: bool):
     """The bench project, importing the generated file only if it is not there yet."""
-    from django.db import connection
-
     project, imported = imported_study_project(
         taxonomy, rows=rows, seed=seed, reimport=reimport, label_columns=LABEL_COLUMNS
     )
-    if not imported:
-        return project
+    if imported:
+        spread_issue_dates()
+    return project
+
+
+def spread_issue_dates() -> None:
+    """Creation dates the study file does not carry: spread deterministically over 2023-2025, so
+    the per-repository table has year columns."""
+    from django.db import connection
+
     with connection.cursor() as cursor:
-        # Creation dates the file does not carry: spread deterministically over 2023-2025.
         cursor.execute(
             "UPDATE ingest_issue SET created_at = timestamptz '2023-01-01 00:00Z' "
             "+ ((id * 7919) % 850) * interval '1 day' + (id % 86400) * interval '1 second'"
         )
         cursor.execute("ANALYZE")
-    return project
 
 
 SPARSE_SLUG = "bench-sparse"

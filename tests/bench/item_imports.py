@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -39,6 +38,7 @@ from tests.bench.run import (
     configure_environment,
     ensure_database,
     load_taxonomy,
+    peak_rss_mib,
     print_table,
     setup_django,
     timed,
@@ -111,7 +111,7 @@ def worker(job_id: int) -> int:
     from annotation.projects.item_imports import item_import_run
 
     seconds, job = timed(lambda: item_import_run(job_id=job_id))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    peak = peak_rss_mib()
     result = {
         "status": job and job.status,
         "error": job and job.error,

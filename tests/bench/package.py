@@ -91,8 +91,8 @@ def _copy_repository(study: Path, folder: Path, labels: Path, copy: int, room: i
     return len(kept)
 
 
-def reset() -> None:
-    """No bench project and no issues, as before a first import."""
+def reset(slug: str = SLUG) -> None:
+    """No bench project (`slug`) and no issues, as before a first import."""
     from django.contrib.auth import get_user_model
     from django.db import connection
 
@@ -102,7 +102,7 @@ def reset() -> None:
     tables = [m._meta.db_table for m in (Annotation, Resolution, Item, Issue)]
     with connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
-    old = Project.objects.filter(slug=SLUG).first()
+    old = Project.objects.filter(slug=slug).first()
     if old is not None:
         get_user_model().objects.filter(username__startswith=f"label:{old.pk}:").delete()
         old.delete()
@@ -124,19 +124,19 @@ def import_once(folder: Path, taxonomy) -> None:
         package_import(project=project, actor=OPERATOR, contents=contents)
 
 
-def export_once(target: Path) -> int:
+def export_once(target: Path, slug: str = SLUG) -> int:
     from annotation.models import Project
     from annotation.reporting.package import package_options, package_write
 
-    project = Project.objects.get(slug=SLUG)
+    project = Project.objects.get(slug=slug)
     return package_write(project, package_options(project), target)
 
 
-def archive_once(target: Path) -> int:
+def archive_once(target: Path, slug: str = SLUG) -> int:
     from annotation.archive.writing import archive_write
     from annotation.models import Project
 
-    return archive_write(Project.objects.get(slug=SLUG), target)
+    return archive_write(Project.objects.get(slug=slug), target)
 
 
 def study_export() -> str:

@@ -23,6 +23,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 
 from tests.bench.run import (
     SEED,
@@ -44,15 +45,20 @@ LABEL_COLUMNS = 7
 
 def prepare(taxonomy, *, rows: int, seed: int, reimport: bool):
     """The bench project, importing the generated file only if it is not there yet."""
+    project, imported = imported_study_project(
+        taxonomy, rows=rows, seed=seed, reimport=reimport, label_columns=LABEL_COLUMNS
+    )
+    if imported:
+        spread_label_times()
+    return project
+
+
+def spread_label_times() -> None:
+    """The import stamps every label with the same moment: spread them over 26 weeks."""
     from django.db import connection
 
     from annotation.models import Annotation
 
-    project, imported = imported_study_project(
-        taxonomy, rows=rows, seed=seed, reimport=reimport, label_columns=LABEL_COLUMNS
-    )
-    if not imported:
-        return project
     table = Annotation._meta.db_table
     with connection.cursor() as cursor:
         # Label times the file does not carry: an item's labels start on one of 182 days
@@ -63,7 +69,35 @@ def prepare(taxonomy, *, rows: int, seed: int, reimport: bool):
             "+ ((id * 31) % 97) * interval '1 hour'"
         )
         cursor.execute("ANALYZE")
-    return project
+
+
+def report_cases() -> list[tuple[str, Callable, float | None]]:
+    """(name, function of the project, target seconds) of every report timed."""
+    from annotation.reporting.reports import (
+        project_confusion,
+        project_dashboard,
+        project_distribution,
+    )
+
+    return [
+        ("dashboard (type/repo/week x 3 levels)", project_dashboard, DASHBOARD_TARGET_S),
+        ("confusion, theme level", lambda p: project_confusion(p, level="theme"), None),
+        ("distribution", project_distribution, None),
+    ]
+
+
+def report_runs(project, repeats: int) -> tuple[list[Figure], dict]:
+    """Each report `repeats` times after a warm-up: its figure and its last result by name."""
+    cases = report_cases()
+    cases[0][1](project)  # warm-up: imports, first-query costs
+    figures, results = [], {}
+    for name, fn, target in cases:
+        runs = []
+        for _ in range(repeats):
+            seconds, results[name] = timed(lambda fn=fn: fn(project))
+            runs.append(seconds)
+        figures.append(Figure(name, runs, target))
+    return figures, results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,33 +121,15 @@ def main(argv: list[str] | None = None) -> int:
     db_name = ensure_database(os.environ["DATABASE_URL"], args.force)
     setup_django()
 
-    from annotation.reporting.reports import (
-        project_confusion,
-        project_dashboard,
-        project_distribution,
-    )
-
     print(
         f"database {db_name}; Python {sys.version.split()[0]}; {os.cpu_count()} CPU(s); "
         f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}"
     )
     project = prepare(load_taxonomy(), rows=args.rows, seed=args.seed, reimport=args.reimport)
-    project_dashboard(project)  # warm-up: imports, first-query costs
+    figures, results = report_runs(project, args.repeats)
+    names = list(results)
 
-    cases = [
-        ("dashboard (type/repo/week x 3 levels)", project_dashboard, DASHBOARD_TARGET_S),
-        ("confusion, theme level", lambda p: project_confusion(p, level="theme"), None),
-        ("distribution", project_distribution, None),
-    ]
-    figures, results = [], {}
-    for name, fn, target in cases:
-        runs = []
-        for _ in range(args.repeats):
-            seconds, results[name] = timed(lambda fn=fn: fn(project))
-            runs.append(seconds)
-        figures.append(Figure(name, runs, target))
-
-    dashboard = results[cases[0][0]]
+    dashboard = results[names[0]]
     print(
         f"\ndashboard: {dashboard.labels} labels, {len(dashboard.by_type) - 1} final types, "
         f"{len(dashboard.by_repository) - 1} repositories, {len(dashboard.by_week)} weeks"
@@ -124,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             alpha = f"alpha={cell.alpha_value:.3f}" if cell.alpha_value is not None else ""
             note = cell.left_out_why or cell.problem or ""
             print(f"  {cell.group:<16} {level:<8} n={cell.n_items:<6} {kappa} {alpha} {note}")
-    confusion = results[cases[1][0]]
+    confusion = results[names[1]]
     top = ", ".join(f"{p.a.code}/{p.b.code} {p.items}" for p in confusion.pairs[:5])
     print(f"confusion: {confusion.n_mixed} of {confusion.n_items} items mixed; top pairs {top}")
 

@@ -1,0 +1,471 @@
+"""Ten times the study on one box (issue #31): `make bench-scale` (`python -m tests.bench.scale`).
+
+The workload is tests.bench.study10x's file: 387,420 issues x 7 labels + Final_Label (about 2.7
+million labels) with repeated rows, on its own PostgreSQL database (default `concord_bench_scale`;
+the bench empties its issue tables, so the name must contain "bench"). Each figure is the median
+of --runs runs, printed beside its target:
+
+* items     - a JSONL item import of as many issues as the 10x study (tests.bench.item_imports:
+              its file, the worker in a process of its own); worker peak RSS <= 300 MB.
+* import    - the 10x file into an empty project (study_labels_import, as `manage.py
+              import_labels` runs it) <= 120 s; every run in a fresh process, peak RSS <= 300 MB.
+* agreement - Fleiss' kappa with intervals per final type at type, theme and sub-theme level
+              (tests.bench.run.agreement_runs), the three together <= 1 s.
+* reports   - the Reports dashboard (tests.bench.reports.report_runs) <= 1 s.
+* fresh     - no stale figures: both are computed from the labels on every call (no cache); the
+              bench moves one label to another type and checks that the kappa changes at once.
+* exports   - study format <= 20 s; the long format (one row per label, 2.7 M rows) <= 60 s with
+              flat memory (its process's peak RSS against that of a quarter of the rows).
+* package   - the replication package written from the 10x project, and its archive
+              (manage.py archive_project) and restore: time and peak RSS (<= 300 MB, streamed).
+* labeling  - against gunicorn and a Celery worker with a Redis of their own (tests.bench.capacity
+              `served`), on a project holding the 10x study's 387,420 issues as open items (k=3,
+              theme depth): 7 volunteers with no think time (closed loop) >= 100 labels/s, next-item
+              and submit p95 <= 50 ms; 50 volunteers at a fixed 100 labels/s in all (open loop,
+              tests.load.drive_open: arrivals on a clock, latency from the moment each request is
+              sent) p95 <= 50 ms and p99 <= 100 ms. Every server process <= 300 MB RSS.
+
+Every step but labeling runs in a process of its own (`--step NAME`), whose peak RSS is that
+step's: the server's processes are held to the same 300 MB. The figures come out as one table.
+
+Options: --scale S (a share of the 10x study, e.g. 0.05 to try it out), --runs N (3), --seconds
+(each labeling run, 30), --phases (a subset, in the order above), --item-rows N, --force.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.bench.run import (
+    PROJECT_SLUG,
+    SEED,
+    Figure,
+    analyze,
+    configure_environment,
+    ensure_database,
+    load_taxonomy,
+    peak_rss_mib,
+    setup_django,
+    timed,
+)
+from tests.bench.study10x import study10x_csv, study10x_path, study10x_rows
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_scale"
+PHASES = ("items", "import", "agreement", "reports", "exports", "package", "labeling")
+LABELING_SLUG = "bench-scale-labeling"
+RSS_TARGET_MB = 300.0
+TARGETS = {
+    "import": 120.0,
+    "agreement": 1.0,
+    "reports": 1.0,
+    "study": 20.0,
+    "long": 60.0,
+    "labels_per_s": 100.0,
+    "p95": 50.0,
+    "p99": 100.0,
+}
+OPEN_RATE, OPEN_VOLUNTEERS, CLOSED_VOLUNTEERS = 100.0, 50, 7
+QUARTER_REPOSITORY = "pytorch/pytorch"  # about a quarter of the labels
+
+
+# ------------------------------------------------------------------------------ steps (children)
+
+
+def step_import(path: str) -> dict:
+    from annotation.projects.importers import study_labels_import
+    from tests.bench.run import reset_work
+
+    project = reset_work(load_taxonomy())
+    seconds, report = timed(lambda: study_labels_import(project=project, path=Path(path)))
+    return {
+        "seconds": [seconds],
+        "made": [report.items_created, report.annotations_created, report.resolutions_created],
+        "repeats": len(report.repeats),
+    }
+
+
+def step_agreement(runs: int) -> dict:
+    from tests.bench.run import agreement_runs
+
+    project = study_project()
+    together, _, _ = agreement_runs(project, runs)
+    return {"seconds": together, "fresh": kappa_follows_a_label(project)}
+
+
+def kappa_follows_a_label(project) -> bool:
+    """Move one label to another type: the kappa asked for next must differ (no cache between the
+    labels and the figure); then put it back."""
+    from annotation.models import Annotation
+    from annotation.reporting.agreement import project_agreement
+
+    def kappa() -> float | None:
+        return project_agreement(project, level="type", by="none").groups[0].kappa
+
+    label = Annotation.objects.filter(item__project=project).select_related("node").first()
+    other = project.taxonomy.nodes.filter(level="type").exclude(code=label.node.code[0]).first()
+    before = kappa()
+    Annotation.objects.filter(pk=label.pk).update(node=other)
+    after = kappa()
+    Annotation.objects.filter(pk=label.pk).update(node=label.node)
+    return before != after and kappa() == before
+
+
+def step_reports(runs: int) -> dict:
+    from tests.bench.reports import report_runs
+
+    figures, _ = report_runs(study_project(), runs)
+    return {"seconds": figures[0].runs, "others": {f.name: f.median for f in figures[1:]}}
+
+
+def step_export(fmt: str, runs: int, repository: str = "") -> dict:
+    from annotation.reporting.exports import export_options
+    from tests.bench.exports import export_once
+
+    project = study_project()
+    options = export_options(project, format=fmt, repository=repository)
+    seconds, rows = [], 0
+    with tempfile.TemporaryDirectory(prefix="concord-bench-scale-") as folder:
+        for _ in range(runs):
+            took, rows = timed(lambda: export_once(project, options, Path(folder)))
+            seconds.append(took)
+    return {"seconds": seconds, "rows": rows}
+
+
+def step_package(kind: str, target: str) -> dict:
+    from tests.bench.package import archive_once, export_once
+
+    write = archive_once if kind == "archive" else export_once
+    seconds, rows = timed(lambda: write(Path(target), PROJECT_SLUG))
+    return {"seconds": [seconds], "rows": rows, "mb": Path(target).stat().st_size / 1e6}
+
+
+def step_restore(archive: str) -> dict:
+    from tests.bench.package import reset, restore_once
+    from tests.bench.run import work_counts
+
+    reset(PROJECT_SLUG)
+    seconds, _ = timed(lambda: restore_once(Path(archive)))
+    return {"seconds": [seconds], "counts": work_counts(study_project())}
+
+
+STEPS = {
+    "import": step_import,
+    "agreement": lambda runs: step_agreement(int(runs)),
+    "reports": lambda runs: step_reports(int(runs)),
+    "export": lambda fmt, runs, repo="": step_export(fmt, int(runs), repo),
+    "package": step_package,
+    "restore": step_restore,
+}
+
+
+def study_project():
+    from annotation.models import Project
+
+    return Project.objects.get(slug=PROJECT_SLUG)
+
+
+def run_step(name: str, args: list[str]) -> int:
+    """The child's side: one step, then what it took and its peak RSS as one JSON line."""
+    import django
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as tests.bench.reports says why
+    configure_environment()
+    django.setup()
+    result = STEPS[name](*args)
+    result["peak_mib"] = peak_rss_mib()
+    print(json.dumps(result))
+    return 0
+
+
+def child(name: str, *args: object) -> dict:
+    """Run one step in a process of its own; returns its JSON line."""
+    command = [sys.executable, "-m", "tests.bench.scale", "--step", name, *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode:
+        sys.exit(f"bench: step {name} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------------------ the figures
+
+
+class Table:
+    """The figures, printed at the end with their targets: (figure, unit)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Figure, str]] = []
+
+    def add(self, name: str, runs: list[float], unit: str, target=None, at_least=False) -> None:
+        self.rows.append((Figure(name, runs, target, at_least), unit))
+        mark = f"  target {'>=' if at_least else '<='} {target:g}" if target is not None else ""
+        print(f"  {name}: {', '.join(f'{r:.2f}' for r in runs)} {unit}{mark}")
+
+    def memory(self, name: str, peaks: list[float]) -> None:
+        self.add(f"{name}: peak RSS", peaks, "MB", RSS_TARGET_MB)
+
+    def print(self, scale: float, runs: int) -> list[str]:
+        print(f"\n10x study at scale {scale:g}: medians of {runs} run(s)\n")
+        print(f"{'figure':<52} {'median':>9} {'unit':<5} {'target':>10}  result")
+        print("-" * 86)
+        for figure, unit in self.rows:
+            target = ""
+            if figure.target is not None:
+                target = f"{'>=' if figure.at_least else '<='} {figure.target:g}"
+            verdict = {"FAIL": "MISSED"}.get(figure.verdict, figure.verdict)
+            print(f"{figure.name:<52} {figure.median:>9.2f} {unit:<5} {target:>10}  {verdict}")
+        print("-" * 86)
+        return [f.name for f, _ in self.rows if f.verdict == "FAIL"]
+
+
+# ------------------------------------------------------------------------------ the phases
+
+
+def phase_items(table: Table, *, rows: int, runs: int) -> None:
+    from tests.bench.item_imports import empty, issue_lines, run_import
+
+    print(f"items: a JSONL file of {rows:,} issues")
+    with tempfile.TemporaryDirectory(prefix="concord-bench-scale-") as folder:
+        path = Path(folder) / f"items-{rows}.jsonl"
+        with path.open("w", encoding="utf-8") as file:
+            file.writelines(issue_lines(rows))
+        size = path.stat().st_size / 1e6
+        results = [run_import(empty(load_taxonomy()), path) for _ in range(runs)]
+    table.add(f"item import, JSONL {size:.0f} MB, first", [r["seconds"] for r in results], "s")
+    table.memory("item import worker", [r["peak_mib"] for r in results])
+
+
+def phase_import(table: Table, *, path: Path, runs: int) -> None:
+    print(f"import: {path.name}")
+    results = [child("import", path) for _ in range(runs)]
+    for result in results:
+        print(f"  made items/labels/resolutions {result['made']}, {result['repeats']} repeats")
+    table.add(
+        "study-format label import", [r["seconds"][0] for r in results], "s", TARGETS["import"]
+    )
+    table.memory("label import", [r["peak_mib"] for r in results])
+    prepare_study_project()
+
+
+def prepare_study_project() -> None:
+    """What the exports and reports benches add to an imported project: issue dates over three
+    years and label times over 26 weeks (then ANALYZE)."""
+    from tests.bench.exports import spread_issue_dates
+    from tests.bench.reports import spread_label_times
+
+    started = time.perf_counter()
+    spread_issue_dates()
+    spread_label_times()
+    print(f"  issue dates and label times spread in {time.perf_counter() - started:.0f} s")
+
+
+def phase_agreement(table: Table, *, runs: int) -> None:
+    result = child("agreement", runs)
+    table.add("agreement, Fleiss per type x 3 levels", result["seconds"], "s", TARGETS["agreement"])
+    table.add(
+        "agreement follows a changed label (1 = yes)",
+        [float(result["fresh"])],
+        "",
+        1.0,
+        at_least=True,
+    )
+    table.memory("agreement", [result["peak_mib"]])
+
+
+def phase_reports(table: Table, *, runs: int) -> None:
+    result = child("reports", runs)
+    table.add("reports dashboard", result["seconds"], "s", TARGETS["reports"])
+    for name, median in result["others"].items():
+        table.add(f"reports {name}", [median], "s")
+    table.memory("reports", [result["peak_mib"]])
+
+
+def phase_exports(table: Table, *, runs: int) -> None:
+    for fmt in ("study", "long"):
+        result = child("export", fmt, runs)
+        table.add(f"export {fmt} ({result['rows']:,} rows)", result["seconds"], "s", TARGETS[fmt])
+        table.memory(f"export {fmt}", [result["peak_mib"]])
+        if fmt == "long":
+            quarter = child("export", fmt, 1, QUARTER_REPOSITORY)
+            growth = result["peak_mib"] - quarter["peak_mib"]
+            print(
+                f"  long, {QUARTER_REPOSITORY} only: {quarter['rows']:,} rows, "
+                f"peak RSS {quarter['peak_mib']:.0f} MiB"
+            )
+            table.add("export long: peak RSS over a quarter's", [growth], "MB", 16.0)
+
+
+def phase_package(table: Table, *, runs: int, folder: Path) -> Path:
+    archive = folder / "scale-archive.zip"
+    for kind, target in (("package", folder / "scale-package.zip"), ("archive", archive)):
+        results = [child("package", kind, target) for _ in range(runs)]
+        print(f"  {kind}: {results[-1]['rows']:,} rows, {results[-1]['mb']:.0f} MB")
+        table.add(f"{kind} written", [r["seconds"][0] for r in results], "s")
+        table.memory(kind, [r["peak_mib"] for r in results])
+    result = child("restore", archive)
+    print(f"  restored: {result['counts']}")
+    table.add("archive restored", result["seconds"], "s")
+    table.memory("restore", [result["peak_mib"]])
+    analyze()  # the restore made every row anew
+    return archive
+
+
+def phase_labeling(table: Table, *, runs: int, seconds: float) -> None:
+    from tests.bench.capacity import measure, served, volunteer_tokens
+    from tests.stack import PrivateRedis
+
+    project = labeling_project()
+    themes = list(project.taxonomy.nodes.filter(level="theme").values_list("code", flat=True))
+    tokens = volunteer_tokens(project, OPEN_VOLUNTEERS)
+    redis = PrivateRedis()
+    redis.start()
+    try:
+        with served(None, None, REDIS_URL=redis.url, CACHE_URL=redis.url) as tree:
+            for name, count, rate in (
+                (f"closed loop, {CLOSED_VOLUNTEERS} volunteers", CLOSED_VOLUNTEERS, None),
+                (f"open loop, {OPEN_VOLUNTEERS} at {OPEN_RATE:g}/s", OPEN_VOLUNTEERS, OPEN_RATE),
+            ):
+                results = [
+                    measure(tree, project, tokens[:count], themes, seconds, rate)
+                    for _ in range(runs)
+                ]
+                labeling_figures(table, name, results, open_loop=rate is not None)
+    finally:
+        redis.stop()
+
+
+def labeling_figures(table: Table, name: str, results, *, open_loop: bool) -> None:
+    table.add(
+        f"{name}: labels/s",
+        [r.labels_per_s for r in results],
+        "/s",
+        None if open_loop else TARGETS["labels_per_s"],
+        at_least=True,
+    )
+    for call, attr in (("next-item", "next_ms"), ("submit", "submit_ms")):
+        table.add(
+            f"{name}: {call} p95", [getattr(r, attr)[1] for r in results], "ms", TARGETS["p95"]
+        )
+        if open_loop:
+            table.add(
+                f"{name}: {call} p99", [getattr(r, attr)[2] for r in results], "ms", TARGETS["p99"]
+            )
+    if open_loop:
+        table.add(f"{name}: arrivals late, p99", [r.behind_p99_ms for r in results], "ms")
+    table.memory(f"{name}: largest server process", [r.largest_rss_mb for r in results])
+    table.add(f"{name}: lost + past k", [float(r.lost + r.over_k) for r in results], "", 0.0)
+    for error in [e for r in results for e in r.errors][:5]:
+        print(f"  ERROR {error}")
+
+
+def labeling_project():
+    """A project of every issue of the 10x study as an open item (k=3, theme depth), made once;
+    the issues get a title and a body of the capacity bench's length, each its own."""
+    from django.db import connection
+
+    from annotation.gate import OPERATOR, Write
+    from annotation.models import Project
+    from annotation.projects.services import project_items_add
+    from ingest.models import Issue
+    from taxonomy.models import Level
+    from tests.bench.capacity import ISSUE_BODY, K
+
+    project, _ = Project.objects.get_or_create(
+        slug=LABELING_SLUG,
+        defaults={
+            "name": "Bench scale labeling",
+            "taxonomy": study_project().taxonomy,
+            "overlap_k": K,
+            "label_depth": Level.THEME,
+            "screening_enabled": False,
+        },
+    )
+    issues = Issue.objects.count()
+    if project.items.count() == issues:
+        return project
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE ingest_issue SET title = 'Training hangs after step ' || id || "
+            "' with NCCL timeout', body = replace(%s, '{n}', id::text) WHERE body = ''",
+            [ISSUE_BODY],
+        )
+    project.items.all().delete()
+    project_items_add(
+        project=project,
+        actor=OPERATOR,
+        write=Write.ITEMS_IMPORT,
+        issue_ids=list(Issue.objects.values_list("pk", flat=True)),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    print(f"labeling: {issues:,} open items ready in {time.perf_counter() - started:.0f} s")
+    return project
+
+
+# ------------------------------------------------------------------------------ main
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.bench.scale", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--scale", type=float, default=1.0, help="share of the 10x study")
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--runs", type=int, default=3, help="runs per figure (median shown)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="each labeling run")
+    parser.add_argument("--phases", nargs="+", choices=PHASES, default=list(PHASES))
+    parser.add_argument("--item-rows", type=int, help="issues in the JSONL file (default: 10x)")
+    parser.add_argument("--force", action="store_true", help="allow a database not named *bench*")
+    parser.add_argument("--step", nargs="+", help=argparse.SUPPRESS)  # a child: name, args
+    args = parser.parse_args(argv)
+    if args.step:
+        return run_step(args.step[0], args.step[1:])
+
+    started = time.perf_counter()
+    os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
+    configure_environment()
+    db_name = ensure_database(os.environ["DATABASE_URL"], args.force)
+    setup_django()
+    from django.conf import settings
+
+    print(f"database {db_name}; Python {sys.version.split()[0]}; {os.cpu_count()} CPU(s)")
+    load_taxonomy()
+    path = study10x_path(Path(settings.VAR_DIR), scale=args.scale, seed=args.seed)
+    if not path.exists():
+        labels = Path(settings.STUDY_DATA_DIR) / "labels"
+        study10x_csv(path, scale=args.scale, seed=args.seed, labels_dir=labels)
+        print(f"generated {path} ({path.stat().st_size / 1e6:.0f} MB)")
+
+    table = Table()
+    phases = set(args.phases)
+    if "items" in phases:
+        phase_items(table, rows=args.item_rows or study10x_rows(args.scale), runs=args.runs)
+    if "import" in phases:
+        phase_import(table, path=path, runs=args.runs)
+    if "agreement" in phases:
+        phase_agreement(table, runs=args.runs)
+    if "reports" in phases:
+        phase_reports(table, runs=args.runs)
+    if "exports" in phases:
+        phase_exports(table, runs=args.runs)
+    if "package" in phases:
+        with tempfile.TemporaryDirectory(prefix="concord-bench-scale-") as folder:
+            phase_package(table, runs=args.runs, folder=Path(folder))
+    if "labeling" in phases:
+        phase_labeling(table, runs=args.runs, seconds=args.seconds)
+    missed = table.print(args.scale, args.runs)
+    print("targets: " + ("all met" if not missed else "MISSED: " + "; ".join(missed)))
+    print("(the machine is shared: figures vary with what else runs)")
+    print(f"bench took {time.perf_counter() - started:.0f} s")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
