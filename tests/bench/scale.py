@@ -6,7 +6,8 @@ the bench empties its issue tables, so the name must contain "bench"). Each figu
 of --runs runs, printed beside its target:
 
 * items     - a JSONL item import of as many issues as the 10x study (tests.bench.item_imports:
-              its file, the worker in a process of its own); worker peak RSS <= 300 MB.
+              its file, the worker in a process of its own); worker peak RSS <= 300 MB. Then the
+              build of the duplicate index the import queued (the worker's next task).
 * import    - the 10x file into an empty project (study_labels_import, as `manage.py
               import_labels` runs it) <= 120 s; every run in a fresh process, peak RSS <= 300 MB.
 * agreement - Fleiss' kappa with intervals per final type at type, theme and sub-theme level
@@ -18,15 +19,17 @@ of --runs runs, printed beside its target:
               flat memory (its process's peak RSS against that of a quarter of the rows).
 * package   - the replication package written from the 10x project, and its archive
               (manage.py archive_project) and restore: time and peak RSS (<= 300 MB, streamed).
-* labeling  - against gunicorn and a Celery worker with a Redis of their own (tests.bench.capacity
-              `served`), on a project holding the 10x study's 387,420 issues as open items (k=3,
-              theme depth): 7 volunteers with no think time (closed loop) >= 100 labels/s, next-item
-              and submit p95 <= 50 ms; 50 volunteers at a fixed 100 labels/s in all (open loop,
+* labeling  - against gunicorn and a Celery worker (tests.bench.capacity `served`), on a project
+              holding the 10x study's 387,420 issues as open items (k=3, theme depth):
+              7 volunteers with no think time (closed loop) >= 100 labels/s, next-item and submit
+              p95 <= 50 ms; 50 volunteers at a fixed 100 labels/s in all (open loop,
               tests.load.drive_open: arrivals on a clock, latency from the moment each request is
               sent) p95 <= 50 ms and p99 <= 100 ms. Every server process <= 300 MB RSS.
 
 Every step but labeling runs in a process of its own (`--step NAME`), whose peak RSS is that
-step's: the server's processes are held to the same 300 MB. The figures come out as one table.
+step's: the server's processes are held to the same 300 MB. Every process the bench starts uses
+a Redis of the bench's own as broker and cache, as production does. The figures come out as one
+table, each target met or MISSED.
 
 Options: --scale S (a share of the 10x study, e.g. 0.05 to try it out), --runs N (3), --seconds
 (each labeling run, 30), --phases (a subset, in the order above), --item-rows N, --force.
@@ -56,6 +59,7 @@ from tests.bench.run import (
     timed,
 )
 from tests.bench.study10x import study10x_csv, study10x_path, study10x_rows
+from tests.stack import PrivateRedis
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_scale"
 PHASES = ("items", "import", "agreement", "reports", "exports", "package", "labeling")
@@ -155,8 +159,18 @@ def step_restore(archive: str) -> dict:
     return {"seconds": [seconds], "counts": work_counts(study_project())}
 
 
+def step_duplicates(slug: str) -> dict:
+    from annotation.duplicates.index import duplicate_index_run
+    from annotation.models import DuplicateIndex, JobStatus
+
+    job = DuplicateIndex.objects.filter(project__slug=slug, status=JobStatus.QUEUED).last()
+    seconds, done = timed(lambda: duplicate_index_run(job_id=job.pk))
+    return {"seconds": [seconds], "items": done.items_indexed, "pairs": done.pairs_found}
+
+
 STEPS = {
     "import": step_import,
+    "duplicates": step_duplicates,
     "agreement": lambda runs: step_agreement(int(runs)),
     "reports": lambda runs: step_reports(int(runs)),
     "export": lambda fmt, runs, repo="": step_export(fmt, int(runs), repo),
@@ -239,6 +253,11 @@ def phase_items(table: Table, *, rows: int, runs: int) -> None:
         results = [run_import(empty(load_taxonomy()), path) for _ in range(runs)]
     table.add(f"item import, JSONL {size:.0f} MB, first", [r["seconds"] for r in results], "s")
     table.memory("item import worker", [r["peak_mib"] for r in results])
+    # The import queues a build of the project's duplicate index, the worker's next task.
+    result = child("duplicates", "bench-imports")
+    print(f"  duplicate index: {result['items']:,} items, {result['pairs']:,} pairs")
+    table.add("duplicate index build after it", result["seconds"], "s")
+    table.memory("duplicate index build (worker)", [result["peak_mib"]])
 
 
 def phase_import(table: Table, *, path: Path, runs: int) -> None:
@@ -318,26 +337,19 @@ def phase_package(table: Table, *, runs: int, folder: Path) -> Path:
 
 def phase_labeling(table: Table, *, runs: int, seconds: float) -> None:
     from tests.bench.capacity import measure, served, volunteer_tokens
-    from tests.stack import PrivateRedis
 
     project = labeling_project()
     themes = list(project.taxonomy.nodes.filter(level="theme").values_list("code", flat=True))
     tokens = volunteer_tokens(project, OPEN_VOLUNTEERS)
-    redis = PrivateRedis()
-    redis.start()
-    try:
-        with served(None, None, REDIS_URL=redis.url, CACHE_URL=redis.url) as tree:
-            for name, count, rate in (
-                (f"closed loop, {CLOSED_VOLUNTEERS} volunteers", CLOSED_VOLUNTEERS, None),
-                (f"open loop, {OPEN_VOLUNTEERS} at {OPEN_RATE:g}/s", OPEN_VOLUNTEERS, OPEN_RATE),
-            ):
-                results = [
-                    measure(tree, project, tokens[:count], themes, seconds, rate)
-                    for _ in range(runs)
-                ]
-                labeling_figures(table, name, results, open_loop=rate is not None)
-    finally:
-        redis.stop()
+    with served(None, None) as tree:  # on the bench's Redis (main)
+        for name, count, rate in (
+            (f"closed loop, {CLOSED_VOLUNTEERS} volunteers", CLOSED_VOLUNTEERS, None),
+            (f"open loop, {OPEN_VOLUNTEERS} at {OPEN_RATE:g}/s", OPEN_VOLUNTEERS, OPEN_RATE),
+        ):
+            results = [
+                measure(tree, project, tokens[:count], themes, seconds, rate) for _ in range(runs)
+            ]
+            labeling_figures(table, name, results, open_loop=rate is not None)
 
 
 def labeling_figures(table: Table, name: str, results, *, open_loop: bool) -> None:
@@ -427,8 +439,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.step:
         return run_step(args.step[0], args.step[1:])
+    redis = PrivateRedis()
+    redis.start()
+    try:
+        return bench(args, redis.url)
+    finally:
+        redis.stop()
 
+
+def bench(args: argparse.Namespace, redis_url: str) -> int:
+    """Every phase asked for, then the table. `redis_url`: a Redis of the bench's own, the broker
+    and cache of every process it starts, as in production: a task an import queues (the
+    duplicate index) waits there for a worker instead of running inside the import."""
     started = time.perf_counter()
+    os.environ["REDIS_URL"] = redis_url
+    os.environ["CACHE_URL"] = redis_url.rsplit("/", 1)[0] + "/1"
     os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
     configure_environment()
     db_name = ensure_database(os.environ["DATABASE_URL"], args.force)
