@@ -250,7 +250,9 @@ def pytest_collection_modifyitems(config, items):
             functions += [d.func for d in fixturedefs if d.func.__module__.startswith("tests")]
             # ours only: pytest-django's class-scoped autouse fixture is on every test
             shared |= any(
-                d.scope in {"module", "class", "package"} and d.func.__module__.startswith("tests")
+                d.scope in {"module", "class", "package"}
+                and d.func.__module__.startswith("tests")
+                and not getattr(d.func, "rows_only", False)
                 for d in fixturedefs
             )
         for function in filter(None, functions):
@@ -261,6 +263,14 @@ def pytest_collection_modifyitems(config, items):
             # Under `--dist loadgroup` (make test) the module's tests stay in one xdist worker,
             # which makes its module-scoped fixture once; other tests go wherever a worker is free.
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
+def rows_only(fixture_function):
+    """Marks a class- or module-scoped fixture whose state is rows in the worker's own test
+    database (`class_rows` and what is built on it): each xdist worker makes its own, so the
+    tests using it need not share a worker."""
+    fixture_function.rows_only = True
+    return fixture_function
 
 
 # ---------------------------------------------------------------- data
@@ -298,16 +308,24 @@ def study_taxonomy(db):
     return load_study_taxonomy()
 
 
-@pytest.fixture
-def project(study_taxonomy):
+def make_project(taxonomy):
     from tests.factories import ProjectFactory
 
-    return ProjectFactory(taxonomy=study_taxonomy, slug="study")
+    return ProjectFactory(taxonomy=taxonomy, slug="study")
+
+
+@pytest.fixture
+def project(study_taxonomy):
+    return make_project(study_taxonomy)
 
 
 @pytest.fixture
 def personas(project):
-    """volunteer_a, volunteer_b, lead, admin in `project`; outsider is a volunteer elsewhere."""
+    """volunteer_a, volunteer_b, lead, admin in `project`; outsider is a lead elsewhere."""
+    return make_personas(project)
+
+
+def make_personas(project) -> dict:
     from annotation.models import Role
     from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
@@ -324,6 +342,25 @@ def personas(project):
     people["outsider"] = UserFactory(username="outsider")
     MembershipFactory(project=other, user=people["outsider"], role=Role.LEAD)
     return people
+
+
+@pytest.fixture(scope="class")
+@rows_only
+def class_rows(django_db_setup, django_db_blocker, tmp_path_factory):
+    """(project, personas) as `project` and `personas` make them, made once for a test class:
+    in a transaction kept open while the class's tests run and rolled back after the last. Each
+    test's own transaction (`db`) is a savepoint within it, rolled back after the test as usual,
+    so the class's tests start from the same rows and may build more for all of them (a world of
+    objects for a role matrix) at the cost of one. Files go to a directory of the class's own
+    (VAR_DIR). A test of the class must not make `project` or `personas` again."""
+    from django.db import transaction
+    from django.test import override_settings
+
+    with django_db_blocker.unblock(), transaction.atomic():
+        with override_settings(VAR_DIR=tmp_path_factory.mktemp("class-var")):
+            project = make_project(load_study_taxonomy())
+            yield project, make_personas(project)
+        transaction.set_rollback(True)
 
 
 @pytest.fixture

@@ -233,7 +233,8 @@ def untranslated_on(html: str, data: dict[str, list[str]]) -> list[str]:
 
 @pytest.fixture
 def data_world(personas, labeled_project, settings, tmp_path):
-    objects, people = role_world(personas, labeled_project, settings, tmp_path)
+    settings.VAR_DIR = tmp_path
+    objects, people = role_world(personas, labeled_project)
     return objects, people, data_values()
 
 

@@ -250,7 +250,8 @@ def fuzz_post(client: Client, tally: Tally, role: str, form: Form) -> None:
 
 @pytest.fixture
 def fuzz_objects(personas, project, settings, tmp_path):
-    objects, people = role_world(personas, project, settings, tmp_path)
+    settings.VAR_DIR = tmp_path
+    objects, people = role_world(personas, project)
     fuzz_world(project)
     return objects, people
 

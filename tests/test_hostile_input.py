@@ -33,7 +33,8 @@ def client():
 @pytest.fixture
 def world(personas, project, settings, tmp_path):
     """The role matrix's objects and people, with an item to label and one to screen."""
-    objects, people = role_world(personas, project, settings, tmp_path)
+    settings.VAR_DIR = tmp_path
+    objects, people = role_world(personas, project)
     for stage in (Stage.OPEN, Stage.CANDIDATE):
         item = Item.objects.create(project=project, issue=IssueFactory(), stage=stage)
         objects[stage] = {"slug": project.slug, "item_id": item.pk}

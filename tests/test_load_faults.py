@@ -1,4 +1,4 @@
-"""The load test with faults, shortened for CI: 50 volunteers for 90 s on the study-scale project
+"""The load test with faults, shortened for CI: 50 volunteers for 45 s on the study-scale project
 (38,742 items x 7 labels, plus 5,000 open items) through gunicorn, with two gunicorn workers
 SIGKILLed and Redis killed and restarted along the way (tests/bench/soak.py; `make soak` runs the
 10-minute version). Nothing acknowledged is lost, no item passes k, no request gets a wrong
@@ -10,7 +10,7 @@ from tests.bench.labeling import ensure_study_project
 from tests.bench.soak import soak
 from tests.stack import private_redis, shared_database_url
 
-SECONDS = 90.0
+SECONDS = 45.0
 
 
 @pytest.mark.worker

@@ -9,6 +9,7 @@ sign-in page, and nothing is changed.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from datetime import date
 
@@ -16,6 +17,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from ingest.models import HarvestRun, KeywordSet, Source
+from tests.conftest import rows_only
 
 PEOPLE = ("anonymous", "outsider", "volunteer", "lead", "admin", "staff")
 # Who gets in, by the least role a URL needs. Project roles rank volunteer < lead < admin; staff
@@ -264,12 +266,12 @@ def test_every_url_has_a_rule():
     assert not set(RULES) - url_names(), "rules for URLs that no longer exist"
 
 
-def finished_export(project, settings, tmp_path) -> int:
-    """A done export job with its file, so its download URL has something to serve."""
+def finished_export(project) -> int:
+    """A done export job with its file (under VAR_DIR), so its download URL has something to
+    serve."""
     from annotation.reporting.export_jobs import export_job_run, export_job_start
     from annotation.reporting.exports import export_options
 
-    settings.VAR_DIR = tmp_path
     options = export_options(project, format="study")
     job = export_job_start(project=project, user=None, options=options, enqueue=False)
     return export_job_run(job_id=job.pk).pk
@@ -382,14 +384,10 @@ def duplicate_pair(project) -> dict:
     return {"slug": project.slug, "a": a.pk, "b": b.pk}
 
 
-@pytest.fixture
-def world(personas, project, settings, tmp_path):
-    return role_world(personas, project, settings, tmp_path)
-
-
-def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
+def role_world(personas, project) -> tuple[dict, dict]:
     """(objects, people): the kwargs filling each Rule's URL, and each of PEOPLE signed in (None
-    for anonymous). Shared with the hostile-input tests and the form fuzzer."""
+    for anonymous). Shared with the hostile-input tests and the form fuzzer. Files (a finished
+    export's) go under VAR_DIR: set it to a directory of the test's own first."""
     from tests.factories import UserFactory
 
     source = Source.objects.create(
@@ -408,7 +406,7 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
         "run": {"pk": run.pk},
         "keyword_set": {"pk": KeywordSet.objects.create(name="pytorch", keywords=["llm"]).pk},
         "export": {"slug": project.slug, "export_format": "study"},
-        "export_job": {"slug": project.slug, "pk": finished_export(project, settings, tmp_path)},
+        "export_job": {"slug": project.slug, "pk": finished_export(project)},
         "item": {"slug": project.slug, "item_id": disputed_item(project, personas)},
         "proposal": {"slug": project.slug, "pk": open_proposal(project, personas)},
         "report_chart": {"slug": project.slug, "name": "confusion"},
@@ -444,24 +442,37 @@ def role_world(personas, project, settings, tmp_path) -> tuple[dict, dict]:
 KEPT_OUT = {401, 403, 404}
 
 
-@pytest.mark.parametrize("name", sorted(RULES))
-def test_role_matrix(name, world, client):
-    objects, people = world
-    rule = RULES[name]
-    url = reverse(name, kwargs=objects[rule.kwargs])
-    for person in PEOPLE:
-        client.logout()
-        if people[person] is not None:
-            client.force_login(people[person])
-        response = getattr(client, rule.method)(url)
-        signed_in_page = response.status_code == 302 and "/accounts/login/" in response.get(
-            "Location", ""
-        )
-        kept_out = response.status_code in KEPT_OUT or signed_in_page
-        assert response.status_code < 500, f"{person} on {name}: {response.status_code}"
-        if rule.least == "public":
-            continue  # signing in and out: their answer (a redirect to sign-in) is the point
-        if person in ALLOWED[rule.least]:
-            assert not kept_out, f"{person} kept out of {name} ({response.status_code})"
-        else:
-            assert kept_out, f"{person} let into {name} ({response.status_code})"
+class TestRoleMatrix:
+    """One world for the class's tests (`class_rows`); each test's requests are rolled back."""
+
+    @pytest.fixture(scope="class")
+    @rows_only
+    def shared_world(self, class_rows):
+        project, personas = class_rows
+        return role_world(personas, project)
+
+    @pytest.fixture
+    def world(self, shared_world, db):
+        return copy.deepcopy(shared_world)
+
+    @pytest.mark.parametrize("name", sorted(RULES))
+    def test_role_matrix(self, name, world, client):
+        objects, people = world
+        rule = RULES[name]
+        url = reverse(name, kwargs=objects[rule.kwargs])
+        for person in PEOPLE:
+            client.logout()
+            if people[person] is not None:
+                client.force_login(people[person])
+            response = getattr(client, rule.method)(url)
+            signed_in_page = response.status_code == 302 and "/accounts/login/" in response.get(
+                "Location", ""
+            )
+            kept_out = response.status_code in KEPT_OUT or signed_in_page
+            assert response.status_code < 500, f"{person} on {name}: {response.status_code}"
+            if rule.least == "public":
+                continue  # signing in and out: their answer (a redirect to sign-in) is the point
+            if person in ALLOWED[rule.least]:
+                assert not kept_out, f"{person} kept out of {name} ({response.status_code})"
+            else:
+                assert kept_out, f"{person} let into {name} ({response.status_code})"

@@ -203,4 +203,5 @@ def test_compose_scales_web_and_worker_by_replica_count():
     assert services["web"]["expose"] == ["8000"]
     balancer = compose["configs"]["balancer"]["content"].replace("$$", "$")
     assert "resolver 127.0.0.11 valid=5s" in balancer
-    assert "set $web http://web:8000;" in balancer and "proxy_pass $web;" in balancer
+    assert "set $web http://web:8000;" in balancer
+    assert "proxy_pass $web;" in balancer

@@ -30,6 +30,7 @@ in the request still counts: the gate is asked before the first write.
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 import re
@@ -59,7 +60,7 @@ from annotation.models import (
     Stage,
 )
 from ingest.models import Source
-from tests.conftest import needs_postgres
+from tests.conftest import needs_postgres, rows_only
 from tests.factories import PASSWORD, IssueFactory, MembershipFactory, UserFactory
 from tests.test_role_matrix import (
     ALLOWED,
@@ -213,7 +214,7 @@ def accepted_proposal(project: Project, people, name: str, item: Item | None = N
     return proposal
 
 
-def build_world(personas, project, settings, tmp_path) -> World:
+def build_world(personas, project) -> World:
     """A project with an item in every stage a write needs, proposals open and accepted, a
     category of its own (ProjectNode), a spare member, an invitation and a harvested source."""
     from annotation.projects.members import invitation_create
@@ -221,7 +222,6 @@ def build_world(personas, project, settings, tmp_path) -> World:
     from tests.annotation.lead_helpers import labeled_item
 
     needs_postgres(connection)
-    settings.VAR_DIR = tmp_path
     other = Project.objects.get(slug="other")
     volunteer_c = UserFactory(username="volunteer_c")
     MembershipFactory(project=project, user=volunteer_c)
@@ -299,9 +299,18 @@ def build_world(personas, project, settings, tmp_path) -> World:
     return World(project=project, other=other, people=people, targets=targets, ids=ids)
 
 
+@pytest.fixture(scope="class")
+@rows_only
+def shared_world(class_rows) -> World:
+    """One world for a test class (`class_rows`): each attempt runs in a transaction of its own,
+    rolled back, so every test starts from the same state."""
+    project, personas = class_rows
+    return build_world(personas, project)
+
+
 @pytest.fixture
-def world(personas, project, settings, tmp_path) -> World:
-    return build_world(personas, project, settings, tmp_path)
+def world(shared_world, db) -> World:
+    return copy.deepcopy(shared_world)
 
 
 # ---------------------------------------------------------------- payloads
@@ -986,66 +995,66 @@ def _check(problems: list[str], key) -> None:
     assert not problems, f"{_id(key)}:\n  " + "\n  ".join(problems)
 
 
-@pytest.mark.parametrize("key", KEYS, ids=_id)
-def test_valid(key, world):
-    """The least role's valid payload succeeds in the open project and writes: the refusals
-    below are the gate's, not validation's."""
-    o = attempt(world, key, least_person(key))
-    _check([] if succeeded(key, o) else [f"not a successful write: {o}"], key)
-
-
-@pytest.mark.parametrize("key", KEYS, ids=_id)
-def test_archived(key, world):
-    """In an archived project every person is refused (by role, or as archived) and nothing is
-    written; restoring and exporting still work for those allowed."""
-    problems = []
-    for person in PEOPLE_HERE:
-        o = attempt(world, key, person, archived=True)
-        if person in allowed(key) and key in WHILE_ARCHIVED:
-            if not succeeded(key, o):
-                problems.append(f"should still work while archived: {o}")
-        elif person in allowed(key):
-            if not refused_as_archived(key, o):
-                problems.append(f"not refused as archived: {o}")
-        elif not (refused_for_role(key, o) or refused_as_archived(key, o)):
-            problems.append(f"not refused: {o}")
-    _check(problems, key)
-
-
 def _outsider_keys() -> list:
     return [k for k in KEYS if not set(OUTSIDERS) & allowed(k)]
-
-
-@pytest.mark.parametrize("key", _outsider_keys(), ids=_id)
-def test_outsiders(key, world):
-    """A lead and an admin of another project are refused and write nothing; so is the other
-    project's admin who puts this project's object under their own project's URL."""
-    problems = []
-    for person in OUTSIDERS:
-        o = attempt(world, key, person)
-        if not refused_for_role(key, o):
-            problems.append(f"not refused: {o}")
-    kwargs = world.targets[WRITES[key].target]
-    if "slug" in kwargs and len(kwargs) > 1:  # an object of the project, beside its slug
-        o = attempt(world, key, "outsider_admin", slug=world.other.slug)
-        o.person = f"outsider_admin under /{world.other.slug}/"
-        if not refused_for_role(key, o):
-            problems.append(f"not refused: {o}")
-    _check(problems, key)
 
 
 def _below(key) -> list[str]:
     return [p for p in PEOPLE if p not in allowed(key) and p not in OUTSIDERS]
 
 
-@pytest.mark.parametrize("key", [k for k in KEYS if _below(k)], ids=_id)
-def test_roles_below_the_least(key, world):
-    problems = []
-    for person in _below(key):
-        o = attempt(world, key, person)
-        if not refused_for_role(key, o):
-            problems.append(f"not refused: {o}")
-    _check(problems, key)
+class TestEveryWrite:
+    """Each write route against the gate, from one world (`shared_world`)."""
+
+    @pytest.mark.parametrize("key", KEYS, ids=_id)
+    def test_valid(self, key, world):
+        """The least role's valid payload succeeds in the open project and writes: the refusals
+        below are the gate's, not validation's."""
+        o = attempt(world, key, least_person(key))
+        _check([] if succeeded(key, o) else [f"not a successful write: {o}"], key)
+
+    @pytest.mark.parametrize("key", KEYS, ids=_id)
+    def test_archived(self, key, world):
+        """In an archived project every person is refused (by role, or as archived) and nothing is
+        written; restoring and exporting still work for those allowed."""
+        problems = []
+        for person in PEOPLE_HERE:
+            o = attempt(world, key, person, archived=True)
+            if person in allowed(key) and key in WHILE_ARCHIVED:
+                if not succeeded(key, o):
+                    problems.append(f"should still work while archived: {o}")
+            elif person in allowed(key):
+                if not refused_as_archived(key, o):
+                    problems.append(f"not refused as archived: {o}")
+            elif not (refused_for_role(key, o) or refused_as_archived(key, o)):
+                problems.append(f"not refused: {o}")
+        _check(problems, key)
+
+    @pytest.mark.parametrize("key", _outsider_keys(), ids=_id)
+    def test_outsiders(self, key, world):
+        """A lead and an admin of another project are refused and write nothing; so is the other
+        project's admin who puts this project's object under their own project's URL."""
+        problems = []
+        for person in OUTSIDERS:
+            o = attempt(world, key, person)
+            if not refused_for_role(key, o):
+                problems.append(f"not refused: {o}")
+        kwargs = world.targets[WRITES[key].target]
+        if "slug" in kwargs and len(kwargs) > 1:  # an object of the project, beside its slug
+            o = attempt(world, key, "outsider_admin", slug=world.other.slug)
+            o.person = f"outsider_admin under /{world.other.slug}/"
+            if not refused_for_role(key, o):
+                problems.append(f"not refused: {o}")
+        _check(problems, key)
+
+    @pytest.mark.parametrize("key", [k for k in KEYS if _below(k)], ids=_id)
+    def test_roles_below_the_least(self, key, world):
+        problems = []
+        for person in _below(key):
+            o = attempt(world, key, person)
+            if not refused_for_role(key, o):
+                problems.append(f"not refused: {o}")
+        _check(problems, key)
 
 
 def test_each_write_needs_the_role_its_gate_policy_names():
@@ -1058,8 +1067,13 @@ def test_each_write_needs_the_role_its_gate_policy_names():
     assert not wrong, f"least role here vs the gate's policy: {wrong}"
 
 
+# The routes are walked in parts, so the parallel runs of `make test` share the walk.
+ROUTE_PARTS = 3
+
+
+@pytest.mark.parametrize("part", range(ROUTE_PARTS), ids=lambda part: f"part{part + 1}")
 @pytest.mark.parametrize("archived", [False, True], ids=["open", "archived"])
-def test_every_write_route_is_listed(archived, personas, project, settings, tmp_path):
+def test_every_write_route_is_listed(archived, part, personas, project, settings, tmp_path):
     """Every route x every method, as site staff with an empty body: a route that takes a write
     method (anything but 405), or that writes on GET, is in WRITES, SITE_WIDE_WRITES or
     READS_ANY_METHOD; and each listed write is a route that takes its method."""
@@ -1068,12 +1082,13 @@ def test_every_write_route_is_listed(archived, personas, project, settings, tmp_
     # this walk is about (a 429 would hide whether the route takes the method)
     rates = {"burst": None, "sustained": None}
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
-    objects, people = role_world(personas, project, settings, tmp_path)
+    settings.VAR_DIR = tmp_path
+    objects, people = role_world(personas, project)
     if archived:
         Project.objects.filter(pk=project.pk).update(archived_at=timezone.now())
     names = url_names()
     unlisted, read_but_wrote, not_taken = [], [], []
-    for name in sorted(names):
+    for name in sorted(names)[part::ROUTE_PARTS]:
         url = reverse(name, kwargs=objects[RULES[name].kwargs])
         for method in ("get", *WRITE_METHODS):
             with transaction.atomic():
@@ -1369,18 +1384,6 @@ def run_command(w: World, name: str, folder, *, archived: bool) -> tuple[dict[st
     return watch.written, out.getvalue()
 
 
-@pytest.mark.parametrize("name", sorted(WRITE_COMMANDS))
-def test_command(name, world, tmp_path):
-    """In the open project the command writes; in an archived one it says so and writes
-    nothing."""
-    written, said = run_command(world, name, tmp_path, archived=False)
-    assert written, f"{name} wrote nothing in the open project (the arguments are wrong): {said}"
-    written, said = run_command(world, name, tmp_path, archived=True)
-    said = said[-300:]
-    assert not written, f"{name} wrote {written} in an archived project; it said {said!r}"
-    assert _says_archived(said), f"{name} in an archived project did not say so: {said!r}"
-
-
 def run_job(w: World, task: str, *, then: str) -> tuple[dict[str, int], str]:
     """Queue the job in the open project, then (`then`) archive the project, demote the admin
     who queued it to volunteer, or nothing; run it. Its writes beyond its own row, and what its
@@ -1400,15 +1403,33 @@ def run_job(w: World, task: str, *, then: str) -> tuple[dict[str, int], str]:
     return {t: n for t, n in watch.written.items() if t != job.table}, said
 
 
-@pytest.mark.parametrize("task", sorted(WRITE_JOBS))
-def test_job(task, world):
-    written, said = run_job(world, task, then="")
-    assert written, f"{task} wrote nothing in the open project (the job is wrong): {said}"
-    problems = []
-    written, said = run_job(world, task, then="archived")
-    if written or not _says_archived(said):
-        problems.append(f"project archived after queueing: wrote {written}, job says {said!r}")
-    written, said = run_job(world, task, then="role lost")
-    if written or f"needs the {Role(WRITE_JOBS[task].least).label.lower()} role" not in said:
-        problems.append(f"queued by an admin now a volunteer: wrote {written}, job says {said!r}")
-    assert not problems, f"{task}:\n  " + "\n  ".join(problems)
+class TestCommandsAndJobs:
+    """Each write command and job against the gate, from one world (`shared_world`)."""
+
+    @pytest.mark.parametrize("name", sorted(WRITE_COMMANDS))
+    def test_command(self, name, world, tmp_path):
+        """In the open project the command writes; in an archived one it says so and writes
+        nothing."""
+        written, said = run_command(world, name, tmp_path, archived=False)
+        assert written, (
+            f"{name} wrote nothing in the open project (the arguments are wrong): {said}"
+        )
+        written, said = run_command(world, name, tmp_path, archived=True)
+        said = said[-300:]
+        assert not written, f"{name} wrote {written} in an archived project; it said {said!r}"
+        assert _says_archived(said), f"{name} in an archived project did not say so: {said!r}"
+
+    @pytest.mark.parametrize("task", sorted(WRITE_JOBS))
+    def test_job(self, task, world):
+        written, said = run_job(world, task, then="")
+        assert written, f"{task} wrote nothing in the open project (the job is wrong): {said}"
+        problems = []
+        written, said = run_job(world, task, then="archived")
+        if written or not _says_archived(said):
+            problems.append(f"project archived after queueing: wrote {written}, job says {said!r}")
+        written, said = run_job(world, task, then="role lost")
+        if written or f"needs the {Role(WRITE_JOBS[task].least).label.lower()} role" not in said:
+            problems.append(
+                f"queued by an admin now a volunteer: wrote {written}, job says {said!r}"
+            )
+        assert not problems, f"{task}:\n  " + "\n  ".join(problems)

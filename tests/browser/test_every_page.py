@@ -224,7 +224,8 @@ def test_every_page_reads_well_at_both_widths(
 ):
     """No page scrolls sideways, cuts or shrinks chart text, breaks a number or a word inside,
     (in Chinese) shows English that is not data, or has a serious or critical axe finding."""
-    objects, people = role_world(personas, labeled_project, settings, tmp_path)
+    settings.VAR_DIR = tmp_path
+    objects, people = role_world(personas, labeled_project)
     data = data_values()
     problems = []
     checked = 0
