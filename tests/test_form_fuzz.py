@@ -26,6 +26,7 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, transaction
 from django.test import Client
+from django.test.client import BOUNDARY, encode_multipart
 from django.urls import reverse
 
 from annotation.models import Item, Stage
@@ -150,6 +151,24 @@ def as_bytes(value: str) -> bytes:
     return value.encode("utf-8", "surrogatepass")
 
 
+# The test client encodes `data` itself when the content type is its own MULTIPART_CONTENT object;
+# this equal string of our own has it send the body `multipart` made as it is.
+MULTIPART = f"multipart/form-data; boundary={BOUNDARY}"
+
+
+def multipart(fields: dict[str, str], files: dict[str, bytes]) -> bytes:
+    """A multipart form body as a browser sends it, each field once with its value's bytes (a
+    lone surrogate as its raw bytes, which Django's test client cannot encode; and given bytes, it
+    would send each byte as a field of its own)."""
+    raw = {f"\x01{n}\x01": as_bytes(v) for n, v in enumerate(fields.values())}
+    data: dict = {name: SimpleUploadedFile("list.txt", content) for name, content in files.items()}
+    data.update(zip(fields, raw, strict=True))
+    body = encode_multipart(BOUNDARY, data)
+    for placeholder, value in raw.items():
+        body = body.replace(placeholder.encode(), value)
+    return body
+
+
 @dataclass
 class Tally:
     role: str = ""  # whose requests are being sent
@@ -234,13 +253,18 @@ def fuzz_post(client: Client, tally: Tally, role: str, form: Form) -> None:
             if form.action == reverse("login"):
                 cache.clear()  # else sign-in throttling answers before the form is read
             if form.files:  # multipart; a file field gets the value as the file's content
-                data: dict = {k: as_bytes(v) for k, v in form.fields.items()}
-                for file_field in form.files:
-                    content = as_bytes(value) if file_field == name else b"# nothing\n"
-                    data[file_field] = SimpleUploadedFile("list.txt", content)
-                if name in form.fields:
-                    data[name] = as_bytes(value)
-                send(client, tally, what, "post", form.action, data=data)
+                files = {f: as_bytes(value) if f == name else b"# nothing\n" for f in form.files}
+                fields = {**form.fields, name: value} if name in form.fields else form.fields
+                body = multipart(fields, files)
+                send(
+                    client,
+                    tally,
+                    what,
+                    "post",
+                    form.action,
+                    data=body,
+                    content_type=MULTIPART,
+                )
             else:
                 pairs = {**form.fields, name: value}
                 body = urlencode(pairs, errors="surrogatepass")
