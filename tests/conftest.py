@@ -10,6 +10,7 @@ import inspect
 import os
 import shutil
 import socket
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -344,23 +345,38 @@ def make_personas(project) -> dict:
     return people
 
 
-@pytest.fixture(scope="class")
-@rows_only
-def class_rows(django_db_setup, django_db_blocker, tmp_path_factory):
-    """(project, personas) as `project` and `personas` make them, made once for a test class:
-    in a transaction kept open while the class's tests run and rolled back after the last. Each
-    test's own transaction (`db`) is a savepoint within it, rolled back after the test as usual,
-    so the class's tests start from the same rows and may build more for all of them (a world of
-    objects for a role matrix) at the cost of one. Files go to a directory of the class's own
-    (VAR_DIR). A test of the class must not make `project` or `personas` again."""
+@contextmanager
+def kept_rows(django_db_blocker, var_dir: Path):
+    """(project, personas) as `project` and `personas` make them, made once for many tests: in a
+    transaction kept open while the tests run and rolled back after the last. Each test's own
+    transaction (`db`) is a savepoint within it, rolled back after the test as usual, so the
+    tests start from the same rows and may build more for all of them (a world of objects for a
+    role matrix) at the cost of one. Files go to `var_dir` (VAR_DIR). A test sharing them must
+    not make `project` or `personas` again."""
     from django.db import transaction
     from django.test import override_settings
 
     with django_db_blocker.unblock(), transaction.atomic():
-        with override_settings(VAR_DIR=tmp_path_factory.mktemp("class-var")):
+        with override_settings(VAR_DIR=var_dir):
             project = make_project(load_study_taxonomy())
             yield project, make_personas(project)
         transaction.set_rollback(True)
+
+
+@pytest.fixture(scope="class")
+@rows_only
+def class_rows(django_db_setup, django_db_blocker, tmp_path_factory):
+    """`kept_rows` for the tests of a class."""
+    with kept_rows(django_db_blocker, tmp_path_factory.mktemp("class-var")) as rows:
+        yield rows
+
+
+@pytest.fixture(scope="module")
+@rows_only
+def module_rows(django_db_setup, django_db_blocker, tmp_path_factory):
+    """`kept_rows` for the tests of a module: every test of the module must use them."""
+    with kept_rows(django_db_blocker, tmp_path_factory.mktemp("module-var")) as rows:
+        yield rows
 
 
 @pytest.fixture

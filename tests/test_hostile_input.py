@@ -4,6 +4,7 @@ kinds of values to every page's forms and query parameters."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -15,6 +16,7 @@ from django.urls import reverse
 
 from annotation.models import Annotation, AuditEvent, Item, Post, ScreeningVote, Skip, Stage
 from ingest.models import Issue, KeywordSet, Source
+from tests.conftest import rows_only
 from tests.factories import IssueFactory
 from tests.test_role_matrix import role_world
 
@@ -30,15 +32,22 @@ def client():
     return Client(raise_request_exception=False)  # a server error is a response to look at
 
 
-@pytest.fixture
-def world(personas, project, settings, tmp_path):
-    """The role matrix's objects and people, with an item to label and one to screen."""
-    settings.VAR_DIR = tmp_path
+@pytest.fixture(scope="module")
+@rows_only
+def shared_world(module_rows):
+    """The role matrix's objects and people, with an item to label and one to screen: made once
+    for the module's tests (every one of them uses it), each of which is rolled back."""
+    project, personas = module_rows
     objects, people = role_world(personas, project)
     for stage in (Stage.OPEN, Stage.CANDIDATE):
         item = Item.objects.create(project=project, issue=IssueFactory(), stage=stage)
         objects[stage] = {"slug": project.slug, "item_id": item.pk}
     return objects, people
+
+
+@pytest.fixture
+def world(shared_world, db):
+    return copy.deepcopy(shared_world)
 
 
 def refused_naming(response, field: str, status: int = 400) -> None:
@@ -444,16 +453,17 @@ def test_nested_json_in_an_item_import_is_a_problem_naming_line_and_field(
     assert Issue.objects.count() == issues
 
 
-def test_too_many_fields_is_the_apis_json_refusal(personas, project):
+def test_too_many_fields_is_the_apis_json_refusal(world):
     """Past Django's DATA_UPLOAD_MAX_NUMBER_FIELDS, the API answers in its own shape, not an HTML
     page (the API fuzzer's find: a form with 1,001 `people`, a GET with 1,001 parameters)."""
     from rest_framework.test import APIClient
 
+    objects, people = world
     api = APIClient()
-    api.force_authenticate(personas["admin"])
+    api.force_authenticate(people["admin"])
     body = "&".join(f"people=p{n}" for n in range(1001))
     posted = api.post(
-        f"/api/projects/{project.slug}/members/",
+        f"/api/projects/{objects['project']['slug']}/members/",
         body,
         content_type="application/x-www-form-urlencoded",
     )
