@@ -43,6 +43,7 @@ VOLUNTEER_URLS = [name for name in VOLUNTEER_URLS if name not in NOT_WALKED]
 
 def url_objects(project, personas, settings, tmp_path, item) -> dict[str, dict]:
     """Every object a URL of the role matrix may need, around `item`."""
+    settings.VAR_DIR = tmp_path
     return {
         "project": {"slug": project.slug},
         "taxonomy": {"pk": project.taxonomy_id},
@@ -51,7 +52,7 @@ def url_objects(project, personas, settings, tmp_path, item) -> dict[str, dict]:
         "candidate": {"slug": project.slug, "item_id": item.pk},  # a vote on it is refused
         "proposal": {"slug": project.slug, "pk": open_proposal(project, personas)},
         "export": {"slug": project.slug, "export_format": "study"},
-        "export_job": {"slug": project.slug, "pk": finished_export(project, settings, tmp_path)},
+        "export_job": {"slug": project.slug, "pk": finished_export(project)},
         "report_chart": {"slug": project.slug, "name": "confusion"},
         "invitation": {"token": invitation_token(project, personas)},
         # the public one-time ranking link of an interview participant (issue 27)
