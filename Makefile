@@ -49,11 +49,11 @@ test: setup services
 	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) CACHE_URL=$(CACHE_URL_TEST) \
 	  $(BIN)/pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
-## The suite without the browser, worker, fault and load tests (markers: tests/conftest.py).
-## A few minutes; CI (.ci/run) runs the whole `make test`.
+## The suite without the browser, worker, fault, load and slow tests (markers: tests/conftest.py,
+## pyproject.toml). Under three minutes; CI (.ci/run) runs the whole `make test`.
 test-fast: setup services
 	DATABASE_URL=$(DATABASE_URL_TEST) REDIS_URL=$(REDIS_URL_TEST) CACHE_URL=$(CACHE_URL_TEST) \
-	  $(BIN)/pytest $(PYTEST_XDIST) -m "not browser and not worker and not fault and not load" $(PYTEST_ARGS)
+	  $(BIN)/pytest $(PYTEST_XDIST) -m "not browser and not worker and not fault and not load and not slow" $(PYTEST_ARGS)
 
 ## After changing a translatable string: refresh the catalog, then translate what it marks new.
 messages: setup

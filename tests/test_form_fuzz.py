@@ -34,6 +34,8 @@ from tests.conftest import summary_line
 from tests.factories import IssueFactory
 from tests.test_role_matrix import ALLOWED, RULES, role_world
 
+pytestmark = pytest.mark.slow
+
 HOSTILE = {
     "nul": "a\x00b",
     "surrogate": "a\ud800b",  # sent as its UTF-8-ish bytes ED A0 80, as an attacker would

@@ -1071,6 +1071,7 @@ def test_each_write_needs_the_role_its_gate_policy_names():
 ROUTE_PARTS = 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", range(ROUTE_PARTS), ids=lambda part: f"part{part + 1}")
 @pytest.mark.parametrize("archived", [False, True], ids=["open", "archived"])
 def test_every_write_route_is_listed(archived, part, personas, project, settings, tmp_path):

@@ -123,6 +123,7 @@ def mindspeed(study_taxonomy, tmp_path) -> Project:
     return project
 
 
+@pytest.mark.slow
 def test_an_archived_project_restores_the_same_into_fresh_postgresql_and_sqlite(
     mindspeed, tmp_path
 ):

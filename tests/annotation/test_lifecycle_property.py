@@ -424,6 +424,7 @@ class Lifecycle(RuleBasedStateMachine):
             assert stage == item.stage, f"item {item.pk} is {item.stage}; the audit says {stage}"
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_every_sequence_of_changes_keeps_stages_counts_and_audit_in_line(study_taxonomy, tmp_path):
     Lifecycle.TestCase.settings = settings(
