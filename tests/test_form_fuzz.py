@@ -7,7 +7,8 @@ The pages come from the role matrix (tests/test_role_matrix.py RULES and its obj
 forms are found by GETting it and reading its `<form>` elements, then each field is sent each
 hostile value with the others at their defaults; each known query parameter is sent each value
 too, as the least role that may use the page or form (LADDER). The outsider, kept out of the
-project, is sent the project's pages and every form the others found. No answer may be a 5xx, and a refused request (4xx) must have written nothing.
+project, is sent the project's pages and every form the others found. No answer may be a 5xx,
+and a refused request (4xx) must have written nothing.
 
 The requests are counted per role; each role's count must reach a floor that shows its pages were
 fuzzed, and goes to the run's summary (tests/conftest.py `pytest_terminal_summary`).
