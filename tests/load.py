@@ -74,11 +74,15 @@ def drive(
         )
         for n, token in enumerate(tokens)
     ]
+    _run_together(threads)
+    return tally
+
+
+def _run_together(threads: list[threading.Thread]) -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return tally
 
 
 class Reply:
@@ -201,10 +205,7 @@ def drive_open(
         )
         for n, token in enumerate(tokens)
     ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    _run_together(threads)
     return tally
 
 
