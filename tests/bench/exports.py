@@ -51,16 +51,6 @@ LABEL_COLUMNS = 7
 QUARTER_REPOSITORY = "pytorch/pytorch"
 
 
-def prepare(taxonomy, *, rows: int, seed: int, reimport: bool):
-    """The bench project, importing the generated file only if it is not there yet."""
-    project, imported = imported_study_project(
-        taxonomy, rows=rows, seed=seed, reimport=reimport, label_columns=LABEL_COLUMNS
-    )
-    if imported:
-        spread_issue_dates()
-    return project
-
-
 def spread_issue_dates() -> None:
     """Creation dates the study file does not carry: spread deterministically over 2023-2025, so
     the per-repository table has year columns."""
@@ -155,7 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     from annotation.reporting.exports import export_count, export_options
 
     print(f"database {db_name}; Python {sys.version.split()[0]}; {os.cpu_count()} CPU(s)")
-    project = prepare(load_taxonomy(), rows=args.rows, seed=args.seed, reimport=args.reimport)
+    project = imported_study_project(
+        load_taxonomy(),
+        rows=args.rows,
+        seed=args.seed,
+        reimport=args.reimport,
+        label_columns=LABEL_COLUMNS,
+        after_import=spread_issue_dates,
+    )
 
     figures: list[Figure] = []
     problems: list[str] = []

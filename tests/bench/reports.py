@@ -43,16 +43,6 @@ DASHBOARD_TARGET_S = 1.0
 LABEL_COLUMNS = 7
 
 
-def prepare(taxonomy, *, rows: int, seed: int, reimport: bool):
-    """The bench project, importing the generated file only if it is not there yet."""
-    project, imported = imported_study_project(
-        taxonomy, rows=rows, seed=seed, reimport=reimport, label_columns=LABEL_COLUMNS
-    )
-    if imported:
-        spread_label_times()
-    return project
-
-
 def spread_label_times() -> None:
     """The import stamps every label with the same moment: spread them over 26 weeks."""
     from django.db import connection
@@ -125,7 +115,14 @@ def main(argv: list[str] | None = None) -> int:
         f"database {db_name}; Python {sys.version.split()[0]}; {os.cpu_count()} CPU(s); "
         f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}"
     )
-    project = prepare(load_taxonomy(), rows=args.rows, seed=args.seed, reimport=args.reimport)
+    project = imported_study_project(
+        load_taxonomy(),
+        rows=args.rows,
+        seed=args.seed,
+        reimport=args.reimport,
+        label_columns=LABEL_COLUMNS,
+        after_import=spread_label_times,
+    )
     figures, results = report_runs(project, args.repeats)
     names = list(results)
 

@@ -245,10 +245,18 @@ def reset_work(taxonomy):
     return Project.objects.create(name="Bench (study scale)", slug=PROJECT_SLUG, taxonomy=taxonomy)
 
 
-def imported_study_project(taxonomy, *, rows: int, seed: int, reimport: bool, label_columns: int):
+def imported_study_project(
+    taxonomy,
+    *,
+    rows: int,
+    seed: int,
+    reimport: bool,
+    label_columns: int,
+    after_import: Callable[[], None] = lambda: None,
+):
     """The study-scale bench project, imported from the generated file unless an earlier run left
-    it complete (benchmarks on their own databases keep it between runs). Returns it and whether
-    it was imported now."""
+    it complete (benchmarks on their own databases keep it between runs); `after_import` adds
+    what the file does not carry (dates, label times) once it was imported now."""
     from django.conf import settings
 
     from annotation.models import Project
@@ -269,11 +277,12 @@ def imported_study_project(taxonomy, *, rows: int, seed: int, reimport: bool, la
     project = Project.objects.filter(slug=PROJECT_SLUG).first()
     if project is not None and not reimport and work_counts(project) == expected:
         print(f"reusing the imported project ({rows} issues)")
-        return project, False
+        return project
     project = reset_work(taxonomy)
     seconds, report = timed(lambda: study_labels_import(project=project, path=path))
     print(f"imported {path.name} in {seconds:.1f} s: {report}")
-    return project, True
+    after_import()
+    return project
 
 
 def analyze() -> None:
