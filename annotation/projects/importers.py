@@ -6,7 +6,9 @@ member mapped to it, else a placeholder account that cannot sign in (placeholder
 blank cell means that volunteer gave no label. Labels are node codes at any level; Final_Label
 becomes the resolution, its method derived from the votes. A file is checked completely before
 anything is written, then written in one transaction: a bad file changes nothing, and importing
-the same file again changes nothing either.
+the same file again changes nothing either. It is read as a stream, twice (check, then write
+CHUNK rows at a time inside that transaction), so what is held is a chunk, not the file (#31:
+the 10x study's 2.7 M labels took an import to 1.4 GB).
 
 A later row repeating an earlier row's issue URL (the study's own files have such rows) is
 skipped: the first row is kept, and the repeat is reported with its line, the line it repeats and
@@ -16,12 +18,16 @@ say how many source rows were merged. With refuse_repeats the file is refused in
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
+from typing import BinaryIO
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -44,7 +50,7 @@ from annotation.models import (
 )
 from annotation.project_nodes import project_nodes
 from annotation.projects.services import entry_stage
-from concord.errors import ConcordError, RowError, utf8_text
+from concord.errors import ConcordError, RowError, not_utf8
 from ingest.details import details_request
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
 from ingest.services import insert_rows, issues_ensure
@@ -54,6 +60,9 @@ FINAL_COLUMN = "Final_Label"
 LABEL_COLUMN = re.compile(r"^Label([1-9][0-9]*)$")
 MAX_REPORTED = 20
 BATCH = 5000
+CHUNK = 10000  # rows written at a time: what the import holds (about 10 MB), not the file
+# A line ends at \n, \r\n or a lone \r, as io.StringIO(text, newline="") splits it for csv.
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
 
 class ImportFailed(ConcordError):
@@ -118,14 +127,17 @@ def is_placeholder(user, project: Project, column: int) -> bool:
     return user.username == placeholder_username(project, column) and not user.has_usable_password()
 
 
+Opener = Callable[[], BinaryIO]  # the file, opened anew for each read of it
+
+
 def study_labels_import(
     *, project: Project, path: Path, refuse_repeats: bool = False, actor=OPERATOR
 ) -> ImportReport:
-    """Import a file from disk (commands: the operator's, by default)."""
-    return study_labels_import_bytes(
+    """Import a file from disk (commands: the operator's, by default), read as a stream."""
+    return _import(
         project=project,
         actor=actor,
-        data=path.read_bytes(),
+        open_file=lambda: path.open("rb"),
         name=str(path),
         refuse_repeats=refuse_repeats,
     )
@@ -135,60 +147,148 @@ def study_labels_import_bytes(
     *, project: Project, actor, data: bytes, name: str, refuse_repeats: bool = False
 ) -> ImportReport:
     """Import one file's content; `name` is what errors and the repeat records call it."""
-    gate(actor, project, Write.LABELS_IMPORT)
-    try:
-        text = utf8_text(data, name)
-    except RowError as exc:
-        raise ImportFailed([exc]) from exc
-    rows, columns, repeats = parse_study_csv(
-        project=project, text=text, name=name, refuse_repeats=refuse_repeats
+    return _import(
+        project=project,
+        actor=actor,
+        open_file=lambda: io.BytesIO(data),  # shares `data`'s buffer: no copy
+        name=name,
+        refuse_repeats=refuse_repeats,
     )
-    return _write(project=project, rows=rows, columns=columns, repeats=repeats, name=name)
 
 
-def parse_study_csv(
-    *, project: Project, text: str, name: str, refuse_repeats: bool = False
-) -> tuple[list[StudyRow], list[int], list[Repeat]]:
-    """Check the whole file; return its rows, the LabelJ numbers and the repeated rows skipped
-    (each an error instead when `refuse_repeats`), or raise ImportFailed."""
+def _import(
+    *, project: Project, actor, open_file: Opener, name: str, refuse_repeats: bool
+) -> ImportReport:
+    gate(actor, project, Write.LABELS_IMPORT)
     codes = dict(project_nodes(project).values_list("code", "pk"))  # not another project's
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader, [])
-    except csv.Error as exc:
-        raise ImportFailed([RowError(name, 1, None, _unreadable(exc))]) from exc
-    columns = _label_columns(header, name)
-    errors: list[RowError] = []
-    rows: list[StudyRow] = []
-    repeats: list[Repeat] = []
-    seen: dict[IssueRef, StudyRow] = {}
-    try:
-        for record in reader:
-            line = reader.line_num
-            if not any(cell.strip() for cell in record):
-                continue
-            row = _parse_row(record, header, codes, name, line, errors)
-            if row is None:
-                continue
-            first = seen.get(row.ref)
-            if first is None:
-                seen[row.ref] = row
-                rows.append(row)
-                continue
-            differ = (row.labels, row.final) != (first.labels, first.final)
-            if refuse_repeats:
-                if differ:
-                    message = _("duplicate of line %(line)s with different labels")
-                else:
-                    message = _("duplicate of line %(line)s")
-                errors.append(RowError(name, line, URL_COLUMN, message % {"line": first.line}))
-            else:
-                repeats.append(Repeat(line, first.line, row.ref, differ))
-    except csv.Error as exc:
-        errors.append(RowError(name, reader.line_num, None, _unreadable(exc)))
+    columns, repeats = study_csv_check(
+        open_file=open_file, codes=codes, name=name, refuse_repeats=refuse_repeats
+    )
+    return _write(
+        project=project,
+        open_file=open_file,
+        codes=codes,
+        columns=columns,
+        repeats=repeats,
+        name=name,
+    )
+
+
+def study_csv_check(
+    *, open_file: Opener, codes: dict[str, int], name: str, refuse_repeats: bool = False
+) -> tuple[list[int], _Repeats]:
+    """Check the whole file; return the LabelJ numbers and the repeated rows to skip (each an
+    error instead when `refuse_repeats`), or raise ImportFailed. Read as a stream: what is held
+    is a line number per issue (to find the repeats), not the rows."""
+    first_line: dict[str, int] = {}
+    repeat_of: dict[int, int] = {}
+    with open_file() as stream:
+        read = _StudyReader(stream, name, codes)
+        for row in read.rows():
+            first = first_line.setdefault("\n".join(row.ref.key), row.line)
+            if first != row.line:
+                repeat_of[row.line] = first
+    del first_line
+    errors, repeats = read.errors, _Repeats(repeat_of)
+    if refuse_repeats and repeat_of:
+        # stable: a row's own problems come before its being a duplicate, as they are read
+        refused = _refused_repeats(open_file, codes, name, repeats)
+        errors = sorted([*errors, *refused], key=lambda e: e.where.line)
     if errors:
         raise ImportFailed(errors)
-    return rows, columns, repeats
+    return read.columns, repeats
+
+
+class _StudyReader:
+    """One read of a study file from a binary stream: its header (checked at once), then its
+    rows; a problem in a row is added to `errors` (the row is dropped, or kept without the
+    unknown code: _parse_row)."""
+
+    def __init__(self, stream: BinaryIO, name: str, codes: dict[str, int]) -> None:
+        self.name, self.codes = name, codes
+        self.errors: list[RowError] = []
+        self._reader = csv.reader(_text_lines(stream, name))
+        try:
+            self.header = next(self._reader, [])
+        except csv.Error as exc:
+            raise ImportFailed([RowError(name, 1, None, _unreadable(exc))]) from exc
+        except RowError as exc:  # not UTF-8: that alone is reported, as for the whole file
+            raise ImportFailed([exc]) from exc
+        self.columns = _label_columns(self.header, name)
+
+    def rows(self) -> Iterator[StudyRow]:
+        reader = self._reader
+        try:
+            for record in reader:
+                line = reader.line_num
+                if not any(cell.strip() for cell in record):
+                    continue
+                row = _parse_row(record, self.header, self.codes, self.name, line, self.errors)
+                if row is not None:
+                    yield row
+        except csv.Error as exc:
+            self.errors.append(RowError(self.name, reader.line_num, None, _unreadable(exc)))
+        except RowError as exc:
+            raise ImportFailed([exc]) from exc
+
+
+def _text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
+    """The file's lines as text, as io.StringIO(text, newline="") splits them, decoded one at a
+    time (a UTF-8 sequence never holds a b"\\n"). A byte-order mark is dropped; a byte that is
+    not UTF-8 is a RowError naming its line and place, as utf8_text says it for a whole file."""
+    number = 1
+    for raw in stream:
+        bom = len(codecs.BOM_UTF8) if number == 1 and raw.startswith(codecs.BOM_UTF8) else 0
+        try:
+            text = raw[bom:].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise not_utf8(name, raw, bom + exc.start, exc.reason, line=number) from exc
+        number += 1
+        if "\r" in text[:-2]:  # a lone \r ends a line too
+            yield from _LINES.findall(text)
+        else:
+            yield text
+
+
+class _Repeats:
+    """A file's repeated rows as the check found them (line -> line of the row it repeats).
+    The next read of the file (see) compares each one's labels with those of the row it
+    repeats, so the check need not hold every row's labels."""
+
+    def __init__(self, repeat_of: dict[int, int]) -> None:
+        self._repeat_of = repeat_of
+        self._kept: dict[int, tuple] = dict.fromkeys(repeat_of.values())
+        self.found: list[Repeat] = []
+
+    def see(self, row: StudyRow) -> bool:
+        """Whether `row` repeats an earlier row and is skipped."""
+        first = self._repeat_of.get(row.line)
+        if first is None:
+            if row.line in self._kept:
+                self._kept[row.line] = (row.labels, row.final)
+            return False
+        differ = (row.labels, row.final) != self._kept[first]
+        self.found.append(Repeat(row.line, first, row.ref, differ))
+        return True
+
+
+def _refused_repeats(
+    open_file: Opener, codes: dict[str, int], name: str, repeats: _Repeats
+) -> list[RowError]:
+    """With refuse_repeats, each repeated row is an error saying whether its labels differ."""
+    with open_file() as stream:
+        for row in _StudyReader(stream, name, codes).rows():
+            repeats.see(row)
+    errors = []
+    for repeat in repeats.found:
+        if repeat.labels_differ:
+            message = _("duplicate of line %(line)s with different labels")
+        else:
+            message = _("duplicate of line %(line)s")
+        errors.append(
+            RowError(name, repeat.line, URL_COLUMN, message % {"line": repeat.first_line})
+        )
+    return errors
 
 
 def _unreadable(exc: csv.Error) -> str:
@@ -240,27 +340,75 @@ def _parse_row(record, header, codes, name, line, errors) -> StudyRow | None:
     return StudyRow(line, ref, tuple(nodes[:-1]), nodes[-1])
 
 
+@dataclass
+class _Written:
+    """What the chunks written so far made, and the rows that contradict what is stored."""
+
+    rows: int = 0
+    items: int = 0
+    annotations: int = 0
+    resolutions: int = 0
+    errors: list[RowError] = field(default_factory=list)
+    issue_ids: list[int] = field(default_factory=list)  # a file of URLs alone: to fetch
+
+
 @transaction.atomic
 def _write(
     *,
     project: Project,
-    rows: list[StudyRow],
+    open_file: Opener,
+    codes: dict[str, int],
     columns: list[int],
-    repeats: list[Repeat],
+    repeats: _Repeats,
     name: str,
 ) -> ImportReport:
+    """Write the checked file in one transaction, CHUNK rows at a time (each issue's first row;
+    the repeats are skipped). A row that contradicts a stored label or resolution is found here
+    and, after every chunk, rolls all of it back."""
     volunteers = _column_volunteers(project, columns, name)
-    issue_ids = issues_ensure(row.ref for row in rows)
+    written = _Written()
+    with open_file() as stream:
+        read = _StudyReader(stream, name, codes)
+        kept = (row for row in read.rows() if not repeats.see(row))
+        while chunk := list(islice(kept, CHUNK)):
+            _write_chunk(project, chunk, columns, volunteers, name, written)
+    errors = [*read.errors, *written.errors]  # read.errors: the file changed since its check
+    if errors:
+        raise ImportFailed(errors)
     # A file of URLs alone (no label columns) makes items with nothing but their URL: their text
     # comes from the tracker in the background (as for a URL list; not in-process, where
     # thousands of fetches would hold the import). A labeled study file does not queue them: on
     # one worker queue, tens of thousands of fetches would hold every export and import behind
     # them; its items say on the labeling page that Concord has only the address.
     if not columns and not settings.CELERY_TASK_ALWAYS_EAGER:
-        fetch = sorted(issue_ids.values())
+        fetch = sorted(written.issue_ids)
         transaction.on_commit(lambda: details_request(fetch))
+    _record_repeats(project, repeats.found, name)
+    return ImportReport(
+        rows=written.rows,
+        items_created=written.items,
+        annotations_created=written.annotations,
+        resolutions_created=written.resolutions,
+        repeats=tuple(repeats.found),
+    )
+
+
+def _write_chunk(
+    project: Project,
+    rows: list[StudyRow],
+    columns: list[int],
+    volunteers: dict[int, int],
+    name: str,
+    written: _Written,
+) -> None:
+    """Write one chunk of rows, one row per issue, and add what it made to `written`; a chunk
+    with a row that contradicts what is stored adds its errors instead (nothing after it is
+    kept: the caller rolls back)."""
+    issue_ids = issues_ensure(row.ref for row in rows)
     issue_of_row = [issue_ids[row.ref] for row in rows]
-    # only the file's own items: files imported one after another (a replication package's
+    if not columns:
+        written.issue_ids += issue_of_row
+    # only the chunk's own items: files imported one after another (a replication package's
     # dozens) would otherwise read the whole project's labels again for each file
     old_items = dict(project.items.filter(issue_id__in=issue_of_row).values_list("issue_id", "pk"))
     created = _create_items(project, rows, issue_of_row, old_items, name)
@@ -269,64 +417,83 @@ def _write(
     resolved = dict(
         Resolution.objects.filter(item_id__in=old_items.values()).values_list("item_id", "node_id")
     )
+    new = _new_rows(rows, item_of_row, columns, volunteers, existing, resolved, name)
+    new.resolutions[:0] = created.unanimous
+    if new.errors:
+        written.errors += new.errors
+        return
 
-    errors: list[RowError] = []
-    new_annotations: list[tuple[int, int, int]] = []  # item, volunteer, node
-    new_resolutions: list[tuple[int, int, str]] = [*created.unanimous]  # item, node, method
+    insert_rows(Annotation, ("item_id", "volunteer_id", "node_id"), new.annotations)
+    old_touched = [item for item in dict.fromkeys(item_of_row) if item not in created.ids]
+    moves = _settle(
+        project=project,
+        item_ids=old_touched,
+        labels_of=_labels_by_item(existing, new.annotations, old_touched),
+        resolved=resolved.keys() | {item_id for item_id, _, _ in new.resolutions},
+        name=name,
+    )
+    insert_rows(Resolution, ("item_id", "node_id", "method"), [*new.resolutions, *moves.unanimous])
+    items_move(project=project, moves=[*created.moves, *moves.moves], action=Action.IMPORT)
+    written.rows += len(rows)
+    written.items += len(created.ids)
+    written.annotations += len(new.annotations)
+    written.resolutions += len(new.resolutions) + len(moves.unanimous)
+
+
+@dataclass(frozen=True)
+class _NewRows:
+    annotations: list[tuple[int, int, int]]  # item, volunteer, node
+    resolutions: list[tuple[int, int, str]]  # item, node, method
+    errors: list[RowError]
+
+
+def _new_rows(
+    rows: list[StudyRow],
+    item_of_row: list[int],
+    columns: list[int],
+    volunteers: dict[int, int],
+    existing: dict[tuple[int, int], int],
+    resolved: dict[int, int],
+    name: str,
+) -> _NewRows:
+    """The labels and resolutions the rows add to their items, and a RowError for each cell
+    that contradicts one stored (a re-import of the same file adds nothing and finds none)."""
+    new = _NewRows([], [], [])
     for row, item_id in zip(rows, item_of_row, strict=True):
         for column, node_id in zip(columns, row.labels, strict=True):
             if node_id is None:
                 continue
             key = (item_id, volunteers[column])
             if key not in existing:
-                new_annotations.append((item_id, key[1], node_id))
+                new.annotations.append((item_id, key[1], node_id))
             elif existing[key] != node_id:
                 message = _("differs from the label already stored")
-                errors.append(RowError(name, row.line, f"Label{column}", message))
+                new.errors.append(RowError(name, row.line, f"Label{column}", message))
         if row.final is None:
             continue
         if item_id not in resolved:
             labels = [n for n in row.labels if n is not None]
-            new_resolutions.append((item_id, row.final, resolution_method(labels, row.final)))
+            new.resolutions.append((item_id, row.final, resolution_method(labels, row.final)))
         elif resolved[item_id] != row.final:
             message = _("differs from the resolution already stored")
-            errors.append(RowError(name, row.line, FINAL_COLUMN, message))
-    if errors:
-        raise ImportFailed(errors)
-
-    insert_rows(Annotation, ("item_id", "volunteer_id", "node_id"), new_annotations)
-    old_touched = [item for item in dict.fromkeys(item_of_row) if item not in created.ids]
-    moves = _settle(
-        project=project,
-        item_ids=old_touched,
-        labels_of=_labels_by_item(existing, new_annotations, old_touched),
-        resolved=resolved.keys() | {item_id for item_id, _, _ in new_resolutions},
-        name=name,
-    )
-    insert_rows(Resolution, ("item_id", "node_id", "method"), [*new_resolutions, *moves.unanimous])
-    items_move(project=project, moves=[*created.moves, *moves.moves], action=Action.IMPORT)
-    item_of_ref = {row.ref: item for row, item in zip(rows, item_of_row, strict=True)}
-    _record_repeats(project, repeats, item_of_ref, name)
-    return ImportReport(
-        rows=len(rows),
-        items_created=len(created.ids),
-        annotations_created=len(new_annotations),
-        resolutions_created=len(new_resolutions) + len(moves.unanimous),
-        repeats=tuple(repeats),
-    )
+            new.errors.append(RowError(name, row.line, FINAL_COLUMN, message))
+    return new
 
 
-def _record_repeats(
-    project: Project, repeats: list[Repeat], item_of_ref: dict[IssueRef, int], name: str
-) -> None:
-    """One MergedRepeat per skipped row, keyed by file name (without its folder) and line, so a
-    re-import of the same file records nothing new."""
+def _record_repeats(project: Project, repeats: list[Repeat], name: str) -> None:
+    """One MergedRepeat per skipped row, on the item of the row it repeats, keyed by file name
+    (without its folder) and line, so a re-import of the same file records nothing new."""
+    if not repeats:
+        return
+    issue_ids = issues_ensure(r.ref for r in repeats)  # stored by now: looked up, not made
+    items = project.items.filter(issue_id__in=issue_ids.values()).values_list("issue_id", "pk")
+    item_of_issue = dict(items)
     file = Path(name).name
     MergedRepeat.objects.bulk_create(
         [
             MergedRepeat(
                 project=project,
-                item_id=item_of_ref[r.ref],
+                item_id=item_of_issue[issue_ids[r.ref]],
                 file=file,
                 line=r.line,
                 first_line=r.first_line,
