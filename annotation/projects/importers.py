@@ -6,9 +6,10 @@ member mapped to it, else a placeholder account that cannot sign in (placeholder
 blank cell means that volunteer gave no label. Labels are node codes at any level; Final_Label
 becomes the resolution, its method derived from the votes. A file is checked completely before
 anything is written, then written in one transaction: a bad file changes nothing, and importing
-the same file again changes nothing either. It is read as a stream, twice (check, then write
-CHUNK rows at a time inside that transaction), so what is held is a chunk, not the file (#31:
-the 10x study's 2.7 M labels took an import to 1.4 GB).
+the same file again changes nothing either. It is read once, as a stream: the check keeps the
+rows it parsed in a temporary file, which the write reads back CHUNK rows at a time inside that
+transaction, so what is held is a chunk, not the file (#31: the 10x study's 2.7 M labels took
+an import to 1.4 GB).
 
 A later row repeating an earlier row's issue URL (the study's own files have such rows) is
 skipped: the first row is kept, and the repeat is reported with its line, the line it repeats and
@@ -21,11 +22,12 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import pickle
 import re
+import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
@@ -127,20 +129,18 @@ def is_placeholder(user, project: Project, column: int) -> bool:
     return user.username == placeholder_username(project, column) and not user.has_usable_password()
 
 
-Opener = Callable[[], BinaryIO]  # the file, opened anew for each read of it
-
-
 def study_labels_import(
     *, project: Project, path: Path, refuse_repeats: bool = False, actor=OPERATOR
 ) -> ImportReport:
     """Import a file from disk (commands: the operator's, by default), read as a stream."""
-    return _import(
-        project=project,
-        actor=actor,
-        open_file=lambda: path.open("rb"),
-        name=str(path),
-        refuse_repeats=refuse_repeats,
-    )
+    with path.open("rb") as stream:
+        return _import(
+            project=project,
+            actor=actor,
+            stream=stream,
+            name=str(path),
+            refuse_repeats=refuse_repeats,
+        )
 
 
 def study_labels_import_bytes(
@@ -150,53 +150,104 @@ def study_labels_import_bytes(
     return _import(
         project=project,
         actor=actor,
-        open_file=lambda: io.BytesIO(data),  # shares `data`'s buffer: no copy
+        stream=io.BytesIO(data),  # shares `data`'s buffer: no copy
         name=name,
         refuse_repeats=refuse_repeats,
     )
 
 
 def _import(
-    *, project: Project, actor, open_file: Opener, name: str, refuse_repeats: bool
+    *, project: Project, actor, stream: BinaryIO, name: str, refuse_repeats: bool
 ) -> ImportReport:
     gate(actor, project, Write.LABELS_IMPORT)
     codes = dict(project_nodes(project).values_list("code", "pk"))  # not another project's
-    columns, repeats = study_csv_check(
-        open_file=open_file, codes=codes, name=name, refuse_repeats=refuse_repeats
-    )
-    return _write(
-        project=project,
-        open_file=open_file,
-        codes=codes,
-        columns=columns,
-        repeats=repeats,
-        name=name,
-    )
+    checked = study_csv_check(stream=stream, codes=codes, name=name, refuse_repeats=refuse_repeats)
+    with checked.rows:
+        return _write(project=project, checked=checked, name=name)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A file that passed its check: its LabelJ numbers, its rows (parsed, on disk) and the
+    repeated rows among them."""
+
+    columns: list[int]
+    rows: _Spool
+    repeats: _Repeats
 
 
 def study_csv_check(
-    *, open_file: Opener, codes: dict[str, int], name: str, refuse_repeats: bool = False
-) -> tuple[list[int], _Repeats]:
-    """Check the whole file; return the LabelJ numbers and the repeated rows to skip (each an
-    error instead when `refuse_repeats`), or raise ImportFailed. Read as a stream: what is held
-    is a line number per issue (to find the repeats), not the rows."""
+    *, stream: BinaryIO, codes: dict[str, int], name: str, refuse_repeats: bool = False
+) -> Checked:
+    """Check the whole file; return it checked, its repeated rows to be skipped (each an error
+    instead when `refuse_repeats`), or raise ImportFailed. Read as a stream: what is held is a
+    line number per issue (to find the repeats), not the rows."""
     first_line: dict[str, int] = {}
     repeat_of: dict[int, int] = {}
-    with open_file() as stream:
+    spool = _Spool()
+    try:
         read = _StudyReader(stream, name, codes)
         for row in read.rows():
+            spool.add(row)
             first = first_line.setdefault("\n".join(row.ref.key), row.line)
             if first != row.line:
                 repeat_of[row.line] = first
-    del first_line
-    errors, repeats = read.errors, _Repeats(repeat_of)
-    if refuse_repeats and repeat_of:
-        # stable: a row's own problems come before its being a duplicate, as they are read
-        refused = _refused_repeats(open_file, codes, name, repeats)
-        errors = sorted([*errors, *refused], key=lambda e: e.where.line)
-    if errors:
-        raise ImportFailed(errors)
-    return read.columns, repeats
+        del first_line
+        errors, repeats = read.errors, _Repeats(repeat_of)
+        if refuse_repeats and repeat_of:
+            # stable: a row's own problems come before its being a duplicate, as they are read
+            refused = _refused_repeats(spool, repeats, name)
+            errors = sorted([*errors, *refused], key=lambda e: e.where.line)
+        if errors:
+            raise ImportFailed(errors)
+    except BaseException:
+        spool.close()
+        raise
+    return Checked(read.columns, spool, repeats)
+
+
+class _Spool:
+    """The rows as the check parsed them, in a temporary file CHUNK at a time: the write reads
+    them back a chunk at a time instead of holding them, or parsing the file again (#31)."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed with the spool
+        self._pending: list[tuple] = []
+
+    def add(self, row: StudyRow) -> None:
+        ref = row.ref
+        self._pending.append(
+            (row.line, ref.host, ref.owner, ref.repo, ref.number, row.labels, row.final)
+        )
+        if len(self._pending) == CHUNK:
+            self._flush()
+
+    def chunks(self) -> Iterator[list[StudyRow]]:
+        self._flush()
+        self._file.seek(0)
+        while True:
+            try:
+                rows = pickle.load(self._file)  # noqa: S301 - written above, by this process
+            except EOFError:
+                return
+            yield [
+                StudyRow(line, IssueRef(host, owner, repo, number), labels, final)
+                for line, host, owner, repo, number, labels, final in rows
+            ]
+
+    def _flush(self) -> None:
+        if self._pending:
+            pickle.dump(self._pending, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            self._pending = []
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> _Spool:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
 
 class _StudyReader:
@@ -272,12 +323,10 @@ class _Repeats:
         return True
 
 
-def _refused_repeats(
-    open_file: Opener, codes: dict[str, int], name: str, repeats: _Repeats
-) -> list[RowError]:
+def _refused_repeats(spool: _Spool, repeats: _Repeats, name: str) -> list[RowError]:
     """With refuse_repeats, each repeated row is an error saying whether its labels differ."""
-    with open_file() as stream:
-        for row in _StudyReader(stream, name, codes).rows():
+    for rows in spool.chunks():
+        for row in rows:
             repeats.see(row)
     errors = []
     for repeat in repeats.found:
@@ -285,9 +334,8 @@ def _refused_repeats(
             message = _("duplicate of line %(line)s with different labels")
         else:
             message = _("duplicate of line %(line)s")
-        errors.append(
-            RowError(name, repeat.line, URL_COLUMN, message % {"line": repeat.first_line})
-        )
+        where = {"line": repeat.first_line}
+        errors.append(RowError(name, repeat.line, URL_COLUMN, message % where))
     return errors
 
 
@@ -353,28 +401,19 @@ class _Written:
 
 
 @transaction.atomic
-def _write(
-    *,
-    project: Project,
-    open_file: Opener,
-    codes: dict[str, int],
-    columns: list[int],
-    repeats: _Repeats,
-    name: str,
-) -> ImportReport:
+def _write(*, project: Project, checked: Checked, name: str) -> ImportReport:
     """Write the checked file in one transaction, CHUNK rows at a time (each issue's first row;
     the repeats are skipped). A row that contradicts a stored label or resolution is found here
     and, after every chunk, rolls all of it back."""
+    columns, repeats = checked.columns, checked.repeats
     volunteers = _column_volunteers(project, columns, name)
     written = _Written()
-    with open_file() as stream:
-        read = _StudyReader(stream, name, codes)
-        kept = (row for row in read.rows() if not repeats.see(row))
-        while chunk := list(islice(kept, CHUNK)):
-            _write_chunk(project, chunk, columns, volunteers, name, written)
-    errors = [*read.errors, *written.errors]  # read.errors: the file changed since its check
-    if errors:
-        raise ImportFailed(errors)
+    for rows in checked.rows.chunks():
+        kept = [row for row in rows if not repeats.see(row)]
+        if kept:
+            _write_chunk(project, kept, columns, volunteers, name, written)
+    if written.errors:
+        raise ImportFailed(written.errors)
     # A file of URLs alone (no label columns) makes items with nothing but their URL: their text
     # comes from the tracker in the background (as for a URL list; not in-process, where
     # thousands of fetches would hold the import). A labeled study file does not queue them: on
