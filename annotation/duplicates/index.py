@@ -1,22 +1,28 @@
 """The near-duplicate index of a project: built by a background job (DuplicateIndex, claimed and
 beating like every job: annotation.jobs) after items arrive, and rebuilt whole each time.
 
-A rebuild reads every item's text once, learns each tracker's boilerplate anew from all of it and
+A rebuild reads every item's text, learns each tracker's boilerplate anew from all of it and
 rewrites the project's DuplicatePair rows; at the study's scale it takes seconds
 (tests/bench/duplicates.py), which keeps one code path instead of an incremental one whose
-learned boilerplate would drift. Arrivals while a build is queued join that build (one queued
-build per project at most). The lead's "not a duplicate" (NotDuplicate) is kept apart, so no
-rebuild forgets it.
+learned boilerplate would drift. The text is read from the database a chunk at a time, twice (to
+learn, then to compare), and not held: what a build holds is each item's terms as hashes and the
+pairs as arrays, within a worker's 300 MB at ten times the study (issue 31, tests.bench.scale).
+Arrivals while a build is queued join that build (one queued build per project at most). The
+lead's "not a duplicate" (NotDuplicate) is kept apart, so no rebuild forgets it.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
+from collections.abc import Iterator
+from functools import partial
 
 from django.db import transaction
+from django.db.models import Count, Max
 from django.utils.translation import gettext as _
 
-from annotation.duplicates.similarity import DEFAULT_THRESHOLD, Found, similar_pairs
+from annotation.duplicates.similarity import DEFAULT_THRESHOLD, FoundPairs, similar_pairs_read
 from annotation.duplicates.text import Report
 from annotation.gate import OPERATOR, Write, gate, write_refusal
 from annotation.jobs import in_job_language, job_beat, job_claim, job_fail, job_finish, job_queue
@@ -24,6 +30,10 @@ from annotation.models import DuplicateIndex, DuplicatePair, Item, JobStatus, Pr
 from ingest.services import insert_rows
 
 logger = logging.getLogger(__name__)
+
+# What a build holds of the database at a time: items read per query, pairs written per insert.
+REPORTS_AT_A_TIME = 2000
+PAIRS_AT_A_TIME = 20_000
 
 
 def duplicate_index_queue(*, project: Project, actor=OPERATOR) -> DuplicateIndex:
@@ -70,10 +80,13 @@ def duplicate_index_run(*, job_id: int) -> DuplicateIndex | None:
         return job
     try:
         previous = duplicate_index_current(job.project)
-        reports = project_reports(job.project)
-        job_beat(DuplicateIndex, job_id, items_indexed=len(reports))
-        found = similar_pairs(reports, job.threshold)
-        last_item_id = max((r.key for r in reports), default=0)
+        # The items there are now: a pass reads no item that arrived after the one before it.
+        last_item_id = job.project.items.aggregate(last=Max("pk"))["last"] or 0
+        totals = project_trackers(job.project, last_item_id)
+        indexed = sum(totals.values())
+        job_beat(DuplicateIndex, job_id, items_indexed=indexed)
+        read = partial(project_reports, job.project, last_item_id)
+        found = similar_pairs_read(read, totals, job.threshold)
         _store(job.project, found, indexed_before=previous.last_item_id if previous else 0)
     except Exception:
         logger.exception("duplicate index %s failed", job_id)
@@ -83,27 +96,43 @@ def duplicate_index_run(*, job_id: int) -> DuplicateIndex | None:
         job_finish(
             DuplicateIndex,
             job_id,
-            items_indexed=len(reports),
+            items_indexed=indexed,
             last_item_id=last_item_id,
-            pairs_found=len(found.pairs),
+            pairs_found=len(found),
             boilerplate=boilerplate_json(found),
         )
     job.refresh_from_db()
     return job
 
 
-def project_reports(project: Project) -> list[Report]:
-    """Every item of the project as the index reads it (one query, no model objects)."""
-    rows = Item.objects.filter(project=project).values_list(
-        "pk", "issue__host", "issue__owner", "issue__repo", "issue__title", "issue__body"
-    )
-    return [
-        Report(key=pk, tracker=f"{host}/{owner}/{repo}", title=title, body=body)
-        for pk, host, owner, repo, title, body in rows.iterator(chunk_size=5000)
-    ]
+def project_trackers(project: Project, last_item_id: int) -> Counter[str]:
+    """How many of the project's items (up to `last_item_id`) each tracker has."""
+    items = Item.objects.filter(project=project, pk__lte=last_item_id)
+    rows = items.values_list("issue__host", "issue__owner", "issue__repo").annotate(n=Count("pk"))
+    return Counter({f"{host}/{owner}/{repo}": n for host, owner, repo, n in rows})
 
 
-def boilerplate_json(found: Found) -> dict[str, dict[str, list[str]]]:
+def project_reports(project: Project, last_item_id: int) -> Iterator[Report]:
+    """The project's items up to `last_item_id` as the index reads them, in the order of their
+    ids, REPORTS_AT_A_TIME per query (no model objects). Chunks by id rather than a server-side
+    cursor, which a pooled connection (DATABASE_POOLED, PgBouncer) does not have."""
+    after = 0
+    while True:
+        rows = list(
+            Item.objects.filter(project=project, pk__gt=after, pk__lte=last_item_id)
+            .order_by("pk")
+            .values_list(
+                "pk", "issue__host", "issue__owner", "issue__repo", "issue__title", "issue__body"
+            )[:REPORTS_AT_A_TIME]
+        )
+        for pk, host, owner, repo, title, body in rows:
+            yield Report(key=pk, tracker=f"{host}/{owner}/{repo}", title=title, body=body)
+        if len(rows) < REPORTS_AT_A_TIME:
+            return
+        after = rows[-1][0]
+
+
+def boilerplate_json(found: FoundPairs) -> dict[str, dict[str, list[str]]]:
     return {
         tracker: {"lines": sorted(b.lines), "terms": sorted(b.terms)}
         for tracker, b in found.boilerplate.items()
@@ -111,26 +140,37 @@ def boilerplate_json(found: Found) -> dict[str, dict[str, list[str]]]:
 
 
 @transaction.atomic
-def _store(project: Project, found: Found, *, indexed_before: int) -> None:
-    """Replace the project's pairs. A pair whose newer item arrived after the previous build (and
-    whose older one was there) repeated an item at intake; a pair flagged so stays flagged."""
+def _store(project: Project, found: FoundPairs, *, indexed_before: int) -> None:
+    """Replace the project's pairs, PAIRS_AT_A_TIME rows at a time. A pair whose newer item
+    arrived after the previous build (and whose older one was there) repeated an item at intake;
+    a pair flagged so stays flagged."""
     flagged = set(
         DuplicatePair.objects.filter(project=project, at_intake=True).values_list(
             "item_a_id", "item_b_id"
         )
     )
     DuplicatePair.objects.filter(project=project).delete()
-    rows = [
-        (
-            project.pk,
-            p.a,
-            p.b,
-            round(p.similarity, 4),
-            # COPY's text form of a boolean (insert_rows takes no bool)
-            "t" if (p.a, p.b) in flagged or 0 < p.a <= indexed_before < p.b else "f",
+    for start in range(0, len(found), PAIRS_AT_A_TIME):
+        part = slice(start, start + PAIRS_AT_A_TIME)
+        pairs = zip(
+            found.a[part].tolist(),
+            found.b[part].tolist(),
+            found.similarity[part].tolist(),
+            strict=True,
         )
-        for p in found.pairs
-    ]
-    insert_rows(
-        DuplicatePair, ("project_id", "item_a_id", "item_b_id", "similarity", "at_intake"), rows
-    )
+        rows = [
+            (
+                project.pk,
+                a,
+                b,
+                round(similarity, 4),
+                # COPY's text form of a boolean (insert_rows takes no bool)
+                "t" if (a, b) in flagged or 0 < a <= indexed_before < b else "f",
+            )
+            for a, b, similarity in pairs
+        ]
+        insert_rows(
+            DuplicatePair,
+            ("project_id", "item_a_id", "item_b_id", "similarity", "at_intake"),
+            rows,
+        )

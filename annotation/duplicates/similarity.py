@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,18 +44,53 @@ class Found:
     boilerplate: dict[str, Boilerplate]
 
 
+@dataclass(frozen=True)
+class FoundPairs:
+    """What similar_pairs finds, the pairs held as arrays (a project's pairs as Pair objects, and
+    its reports as Report objects, took a 10x study's build past a GiB: issue 31)."""
+
+    a: np.ndarray  # int64: each pair's smaller report key
+    b: np.ndarray  # int64
+    similarity: np.ndarray  # float32
+    boilerplate: dict[str, Boilerplate]
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+
 def similar_pairs(reports: Sequence[Report], threshold: float = DEFAULT_THRESHOLD) -> Found:
     """Every pair of reports with a cosine of at least `threshold`, with each tracker's learned
     boilerplate (what was left out of the comparison)."""
-    boilerplate = learn_boilerplate(reports)
+    totals = Counter(r.tracker for r in reports)
+    found = similar_pairs_read(lambda: reports, totals, threshold)
+    columns = (found.a.tolist(), found.b.tolist(), found.similarity.tolist())
+    pairs = [Pair(a, b, s) for a, b, s in zip(*columns, strict=True)]
+    return Found(pairs=pairs, boilerplate=found.boilerplate)
+
+
+def similar_pairs_read(
+    read: Callable[[], Iterable[Report]],
+    totals: Mapping[str, int],
+    threshold: float = DEFAULT_THRESHOLD,
+) -> FoundPairs:
+    """similar_pairs of reports that are read, not held: `read()` gives them, in the same order
+    each time, `totals` each tracker's number of them. They are read twice, to learn the
+    boilerplate and then for their terms; what is kept of a report is its terms' columns."""
+    boilerplate = learn_boilerplate(read(), totals)
     empty = Boilerplate(frozenset(), frozenset())
-    matrix, rare = _tfidf(report_terms(r, boilerplate.get(r.tracker, empty)) for r in reports)
-    keys = np.fromiter((r.key for r in reports), dtype=np.int64, count=len(reports))
-    pairs = [
-        Pair(int(min(keys[i], keys[j])), int(max(keys[i], keys[j])), float(s))
-        for i, j, s in _pairs_at_least(matrix, rare, threshold)
-    ]
-    return Found(pairs=pairs, boilerplate=boilerplate)
+    keys = array("q")
+
+    def counts() -> Iterator[Counter[str]]:
+        for r in read():
+            keys.append(r.key)
+            yield report_terms(r, boilerplate.get(r.tracker, empty))
+
+    matrix, rare = _tfidf(counts())
+    rows, cols, scores = _pairs_at_least(matrix, rare, threshold)
+    del matrix
+    key = np.frombuffer(keys, dtype=np.int64)
+    a, b = key[rows], key[cols]
+    return FoundPairs(np.minimum(a, b), np.maximum(a, b), scores, boilerplate)
 
 
 def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarray]:
@@ -65,18 +100,18 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
     two terms' hashes merges two rare terms; at 64 bits it does not happen in practice.)"""
     from scipy import sparse
 
-    indptr, columns, tfs = array("q", [0]), array("q"), array("f")
+    indptr, tfs, columns = array("q", [0]), array("f"), _Columns()
     for doc in counts:
         for term, n in doc.items():
-            columns.append(hash(term))
+            columns.add(hash(term))
             tfs.append(1 + math.log(n))
-        indptr.append(len(columns))
-    hashes = np.frombuffer(columns, dtype=np.int64)
-    distinct, indices = np.unique(hashes, return_inverse=True)
-    shape = (len(indptr) - 1, len(distinct))
+        indptr.append(len(tfs))
+    indices, width = columns.numbered()
+    shape = (len(indptr) - 1, width)
     rows = np.frombuffer(indptr, dtype=np.int64)
     data = np.frombuffer(tfs, dtype=np.float32)
-    matrix = sparse.csr_matrix((data, indices.astype(np.int32), rows), shape=shape)
+    matrix = sparse.csr_matrix((data, indices, rows), shape=shape)
+    del data, indices, rows, indptr, tfs  # the matrix holds what it needs
     df = np.bincount(matrix.indices, minlength=shape[1])
     idf = np.log((shape[0] + 1) / (df + 1)).astype(np.float32) + 1
     matrix = matrix @ sparse.diags(idf)
@@ -87,15 +122,58 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
     return matrix.tocsr(), rare
 
 
+class _Columns:
+    """Each term's column, numbered as np.unique would number the terms' hashes (in their order),
+    found a block of hashes at a time: np.unique of every hash of a 10x study's reports at once
+    took several times their size in memory (issue 31). What is kept is a column per term of the
+    reports (4 bytes) and, per distinct term, its hash and the number it was first given."""
+
+    BLOCK = 1 << 16
+
+    def __init__(self) -> None:
+        self.pending = array("q")
+        self.numbers = array("i")  # per term of the reports, its first-given number
+        self.known = np.zeros(0, np.int64)  # the distinct hashes, in order
+        self.first = np.zeros(0, np.int32)  # the number each was first given
+
+    def add(self, term_hash: int) -> None:
+        self.pending.append(term_hash)
+        if len(self.pending) >= self.BLOCK:
+            self._flush()
+
+    def numbered(self) -> tuple[np.ndarray, int]:
+        """The column of each term added, in order, and how many columns there are."""
+        self._flush()
+        rank = np.empty(len(self.first), np.int32)
+        rank[self.first] = np.arange(len(self.first), dtype=np.int32)
+        return rank[np.frombuffer(self.numbers, dtype=np.int32)], len(self.first)
+
+    def _flush(self) -> None:
+        distinct, inverse = np.unique(np.frombuffer(self.pending, np.int64), return_inverse=True)
+        at = np.searchsorted(self.known, distinct)
+        seen = np.zeros(len(distinct), bool)
+        inside = at < len(self.known)
+        seen[inside] = self.known[at[inside]] == distinct[inside]
+        number = np.empty(len(distinct), np.int32)
+        number[seen] = self.first[at[seen]]
+        new = ~seen
+        number[new] = np.arange(len(self.first), len(self.first) + new.sum(), dtype=np.int32)
+        self.known = np.insert(self.known, at[new], distinct[new])
+        self.first = np.insert(self.first, at[new], number[new])
+        self.numbers.frombytes(number[inverse.ravel()].tobytes())
+        self.pending = array("q")
+
+
 def _pairs_at_least(
     matrix: sparse.csr_matrix, rare: np.ndarray, threshold: float
-) -> list[tuple[int, int, float]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, columns, cosines) of the pairs of rows at `threshold` or more, row < column."""
     from scipy import sparse
 
     rare_part = (matrix @ sparse.diags(rare.astype(np.float32))).tocsr()
     rare_part.eliminate_zeros()
     transposed = rare_part.T.tocsr()
-    found: list[tuple[int, int, float]] = []
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for start in range(0, matrix.shape[0], BLOCK_ROWS):
         block = (rare_part[start : start + BLOCK_ROWS] @ transposed).tocoo()
         rows = block.row + start
@@ -105,5 +183,8 @@ def _pairs_at_least(
             continue
         scores = np.asarray(matrix[rows].multiply(matrix[cols]).sum(axis=1)).ravel()
         hit = scores >= threshold
-        found.extend(zip(rows[hit].tolist(), cols[hit].tolist(), scores[hit].tolist(), strict=True))
-    return found
+        found.append((rows[hit], cols[hit], scores[hit]))
+    if not found:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
+    rows, cols, scores = (np.concatenate(part) for part in zip(*found, strict=True))
+    return rows, cols, scores

@@ -20,7 +20,7 @@ import itertools
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 # A line shared by at least this share of a tracker's issues (and by MIN_SHARED_LINE of them) is
@@ -197,7 +197,14 @@ class Report:
     body: str
 
 
-@functools.lru_cache(maxsize=200_000)  # template lines repeat in most of a tracker's issues
+# Template lines repeat in most of a tracker's issues, and stay in the cache; a line of one issue
+# passes through. Bounded so that those do not fill a worker's memory (a 10x study's 387,420
+# issues: issue 31); the same bound for words.
+CACHED_LINES = 20_000
+CACHED_WORDS = 50_000
+
+
+@functools.lru_cache(maxsize=CACHED_LINES)
 def line_key(line: str) -> str:
     """A line as template lines are compared: without Markdown marks, case or spacing."""
     return " ".join(_HEADING_MARKS.sub("", line).casefold().split())
@@ -229,14 +236,19 @@ class Boilerplate:
     terms: frozenset[str]
 
 
-def learn_boilerplate(reports: Sequence[Report]) -> dict[str, Boilerplate]:
+def learn_boilerplate(
+    reports: Iterable[Report], totals: Mapping[str, int] | None = None
+) -> dict[str, Boilerplate]:
     """Per tracker, the lines and terms shared by a large share of its issues, read from at most
     LEARNED_FROM of them spread over the tracker (a template line in a third of the issues is in
     a third of the sample too; counting every distinct line of 38,742 issues took more memory
-    than the rest of the index)."""
+    than the rest of the index). `totals`, each tracker's number of reports, lets `reports` be a
+    stream read once (a project's items from the database); without it they are counted here."""
     line_counts: dict[str, Counter[str]] = {}
     term_counts: dict[str, Counter[str]] = {}
-    totals = Counter(report.tracker for report in reports)
+    if totals is None:
+        reports = list(reports)
+        totals = Counter(report.tracker for report in reports)
     passed: Counter[str] = Counter()  # a tracker's reports gone by
     sizes: Counter[str] = Counter()  # a tracker's reports read
     for report in reports:
@@ -315,7 +327,7 @@ def spans(text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
 
 # Words and Chinese runs repeat across a project's issues: each is read once (a build spent
 # most of its time re-reading the same words).
-@functools.lru_cache(maxsize=300_000)
+@functools.lru_cache(maxsize=CACHED_WORDS)
 def _english_terms(token: str) -> tuple[str, ...]:
     """A word, or an identifier as one term and its parts (GenerationConfig, generation_config
     and generation config meet on "generationconfig", "generation" and "config")."""
