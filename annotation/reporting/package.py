@@ -27,8 +27,10 @@ import shutil
 import tempfile
 import zipfile
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from itertools import chain, count, islice
 from pathlib import Path, PurePosixPath
 
 from django.db.models.functions import ExtractYear
@@ -51,16 +53,6 @@ ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # a fixed time: the same project gives the sam
 Repository = tuple[str, str, str]  # host, owner, repo
 
 
-@dataclass
-class _File:
-    path: str
-    layout: Layout = field(default_factory=Layout)
-    records: list[str] = field(default_factory=list)
-
-    def data(self) -> bytes:
-        return "".join(laid_out(self.records, self.layout)).encode("utf-8")
-
-
 @dataclass(frozen=True)
 class _Recorded:
     file: PackageFile
@@ -78,13 +70,17 @@ def package_write(
     every: int = 5000,
 ) -> int:
     """Write the package to `path`: a .zip, or else a new folder, each complete or not at all
-    (built beside it and renamed). Returns the study rows written."""
-    files, rows = package_files(project, options, progress=progress, every=every)
+    (built beside it and renamed). Returns the study rows written. Streamed (#31): rows come from
+    the database a page at a time, each file's records wait in a temporary file until the file
+    is written, and a file is written, hashed and measured block by block."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".zip":
-        _write_zip(files, path)
-    else:
-        _write_folder(files, path)
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.spill.") as spill:
+        files, rows = package_files(project, options, Path(spill), progress=progress, every=every)
+        made = _with_readme(project, options, files)
+        if path.suffix.lower() == ".zip":
+            _write_zip(made, path)
+        else:
+            _write_folder(made, path)
     return rows
 
 
@@ -96,37 +92,78 @@ def package_options(project: Project) -> ExportOptions:
 def package_files(
     project: Project,
     options: ExportOptions,
+    folder: Path,
     *,
     progress: Callable[[int], object] | None = None,
     every: int = 5000,
-) -> tuple[list[tuple[str, bytes]], int]:
-    """(path, bytes) of every file of the package, README and SHA256SUMS last; and the number of
-    study rows."""
+) -> tuple[list[_Out], int]:
+    """Every file of the package but README and SHA256SUMS (_with_readme), in path order, and
+    the number of study rows. The label files and yearly lists spill to `folder` as rows come."""
     header, table = study_table(project, options)
-    row_of: dict[int, list[str]] = {}
-    for n, (pk, row) in enumerate(table, start=1):
-        row_of[pk] = row
-        if progress is not None and n % every == 0:
-            progress(n)
-    items = Item.objects.filter(project=project).order_by()
-    place = {
-        pk: ((host, owner, repo), url)
-        for pk, host, owner, repo, url in items.values_list(
-            "pk", "issue__host", "issue__owner", "issue__repo", "issue__url"
-        )
-    }
     recorded = _recorded(project)
-    out = _label_files(recorded, header, row_of, place)
-    out += _year_lists(project, recorded, row_of, place, taken={f.path for f in out})
-    data = [(f.path, f.data()) for f in out]
-    data += [
+    named = {item for r in recorded for _, item, _, _, _ in r.lines if item is not None}
+    study = _StudyFiles(recorded, header, _places(project, named), folder)
+    rows = 0
+    while page := list(islice(table, PAGE)):
+        places = _places(project, [pk for pk, _ in page])
+        for pk, row in page:
+            study.add(pk, row, *places[pk])
+            rows += 1
+            if progress is not None and rows % every == 0:
+                progress(rows)
+    out = [f.out() for f in study.files()]
+    carried = [
         (r.file.path, bytes(r.file.content)) for r in recorded if r.file.kind == PackageKind.CARRIED
     ]
-    data += interview_files(project, carried=[c for _path, c in data])
-    data.sort(key=lambda entry: entry[0])
-    data.append((README, package_readme(project, options, data).encode("utf-8")))
-    data.append((CHECKSUMS, checksums(data).encode("utf-8")))
-    return data, len(row_of)
+    out += [_Out(path, partial(_whole, data)) for path, data in carried]
+    interviews = interview_files(project, carried=[data for _path, data in carried])
+    out += [_Out(path, partial(_whole, data)) for path, data in interviews]
+    out.sort(key=lambda entry: entry.path)
+    return out, rows
+
+
+def _whole(data: bytes) -> Iterator[bytes]:
+    yield data
+
+
+def _places(project: Project, item_ids: Iterable[int]) -> dict[int, tuple[Repository, str, int]]:
+    """Repository, issue URL and year (None if unknown) of each item, PAGE ids per query."""
+    ids = list(item_ids)
+    places = {}
+    for start in range(0, len(ids), PAGE):
+        items = Item.objects.filter(project=project, pk__in=ids[start : start + PAGE]).order_by()
+        columns = ("pk", "issue__host", "issue__owner", "issue__repo", "issue__url")
+        for pk, host, owner, repo, url, year in items.values_list(
+            *columns, ExtractYear("issue__created_at")
+        ):
+            places[pk] = ((host, owner, repo), url, year)
+    return places
+
+
+def _with_readme(
+    project: Project, options: ExportOptions, files: list[_Out]
+) -> Iterator[tuple[str, Iterable[bytes]]]:
+    """Each file's path and blocks, then README (naming each file and its size) and SHA256SUMS,
+    from what was measured while the files were written: the writer consumes each file's
+    blocks before asking for the next file."""
+    measured: list[tuple[str, int, str]] = []  # path, size, SHA-256
+    for f in files:
+        yield f.path, _measured(f.path, f.blocks(), measured)
+    readme = package_readme(project, options, [(path, size) for path, size, _ in measured])
+    data = readme.encode("utf-8")
+    yield README, _measured(README, [data], measured)
+    yield CHECKSUMS, [checksums([(path, digest) for path, _, digest in measured]).encode("utf-8")]
+
+
+def _measured(
+    path: str, blocks: Iterable[bytes], measured: list[tuple[str, int, str]]
+) -> Iterator[bytes]:
+    digest, size = hashlib.sha256(), 0
+    for block in blocks:
+        digest.update(block)
+        size += len(block)
+        yield block
+    measured.append((path, size, digest.hexdigest()))
 
 
 def _recorded(project: Project) -> list[_Recorded]:
@@ -155,83 +192,158 @@ def _layout(file: PackageFile) -> Layout:
     return Layout(bom=file.bom, newline=file.newline, final_newline=file.final_newline)
 
 
-def _label_files(
-    recorded: list[_Recorded],
-    header: list[str],
-    row_of: dict[int, list[str]],
-    place: dict[int, tuple[Repository, str]],
-) -> list[_File]:
-    """The recorded label files, then one new file per repository none of them holds."""
-    out: list[_File] = []
-    home: dict[Repository, _File] = {}  # where a repository's added rows go
-    written: set[int] = set()
-    for r in (r for r in recorded if r.file.kind == PackageKind.LABELS):
-        f = _File(r.file.path, _layout(r.file))
+PAGE = 5000  # study rows placed (repository, URL, year) per query
+
+
+@dataclass
+class _Out:
+    """One file of the package: its path and its bytes, made block by block as it is written,
+    so no file is held whole (#31)."""
+
+    path: str
+    blocks: Callable[[], Iterable[bytes]]
+
+
+class _Spill:
+    """Records (each with its line ending) in a temporary file, in the order they come, read
+    back in that order: a file's rows arrive between other files' (items come in id order, the
+    package is written a file at a time)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._file = path.open("wb")
+
+    def add(self, record: str) -> None:
+        data = record.encode("utf-8")
+        self._file.write(len(data).to_bytes(4, "little") + data)
+
+    def records(self) -> Iterator[str]:
+        self._file.close()
+        with self._path.open("rb") as spilled:
+            while size := spilled.read(4):
+                yield spilled.read(int.from_bytes(size, "little")).decode("utf-8")
+
+
+@dataclass
+class _File:
+    """A label file or yearly list: the records a package brought (`recorded`, made when the
+    file is written), then those added to it since, spilled as they come."""
+
+    path: str
+    layout: Layout
+    spill_to: Path
+    recorded: Callable[[], Iterable[str]] = lambda: ()
+    spill: _Spill | None = None
+
+    def add(self, record: str) -> None:
+        if self.spill is None:
+            self.spill = _Spill(self.spill_to)
+        self.spill.add(record)
+
+    def out(self) -> _Out:
+        def blocks() -> Iterator[bytes]:
+            added = self.spill.records() if self.spill is not None else ()
+            return _blocks(laid_out(chain(self.recorded(), added), self.layout))
+
+        return _Out(self.path, blocks)
+
+
+def _blocks(texts: Iterable[str], size: int = 1 << 16) -> Iterator[bytes]:
+    """`texts` as UTF-8, joined into blocks of about `size` characters."""
+    held: list[str] = []
+    length = 0
+    for text in texts:
+        held.append(text)
+        length += len(text)
+        if length >= size:
+            yield "".join(held).encode("utf-8")
+            held, length = [], 0
+    if held:
+        yield "".join(held).encode("utf-8")
+
+
+class _StudyFiles:
+    """The label files and yearly lists, made from the study rows as they come in item id
+    order: the files a package brought (recorded) first, each with the records it came with;
+    an item they do not hold goes to its repository's file (the first recorded file holding
+    one of the repository's items, else a new one), and its URL to the list of its repository
+    and year (exports.study_years' rule; an issue of unknown year is in no list). Only the rows
+    of items the recorded files name are held (they are written in the files' own order)."""
+
+    def __init__(
+        self, recorded: list[_Recorded], header: list[str], place: dict, folder: Path
+    ) -> None:
+        self.header, self.place, self.folder = header, place, folder
+        self._numbers = count()  # each file's spill
+        self.row_of: dict[int, list[str]] = {}  # rows of the items recorded label files name
+        self.labels: list[_File] = []
+        self.home: dict[Repository, _File] = {}  # where a repository's added rows go
+        self.written: set[int] = set()
+        for r in (r for r in recorded if r.file.kind == PackageKind.LABELS):
+            f = self._file(r.file.path, _layout(r.file), partial(self._label_records, r))
+            for position, item, repeat, _raw, _cells in r.lines:
+                if position and item is not None and not repeat:
+                    self.written.add(item)
+                    self.home.setdefault(place[item][0], f)
+            self.labels.append(f)
+        self.label_taken = {f.path for f in self.labels}
+        self.years: dict[str, _File] = {}
+        self.listed: set[int] = set()
+        for r in (r for r in recorded if r.file.kind == PackageKind.YEAR_LIST):
+            f = self._file(r.file.path, _layout(r.file), partial(self._year_records, r))
+            self.listed.update(item for _, item, _, _, _ in r.lines if item is not None)
+            self.years[f.path] = f
+        self.year_taken = self.label_taken | set(self.years)
+
+    def add(self, pk: int, row: list[str], repository: Repository, url: str, year) -> None:
+        """One study row, in item id order."""
+        if pk in self.written:
+            self.row_of[pk] = row
+        else:
+            target = self._label_file(repository)
+            target.add(csv_record(row, target.layout.newline))
+        if pk not in self.listed and year is not None:
+            target = self._year_list(repository, year)
+            target.add(url + target.layout.newline)
+
+    def files(self) -> list[_File]:
+        return [*self.labels, *self.years.values()]
+
+    def _label_file(self, repository: Repository) -> _File:
+        if repository not in self.home:
+            path = _free(f"{LABELS_FOLDER}/{repository[2]}.csv", repository, self.label_taken)
+            self.year_taken.add(path)
+            self.home[repository] = self._file(path, Layout())
+            self.home[repository].add(csv_record(self.header, "\n"))
+            self.labels.append(self.home[repository])
+        return self.home[repository]
+
+    def _year_list(self, repository: Repository, year: int) -> _File:
+        path = f"{LABELS_FOLDER}/{repository[2]}_{year}.txt"
+        if path not in self.years:
+            self.years[path] = self._file(_free(path, repository, self.year_taken), Layout())
+        return self.years[path]
+
+    def _file(self, path: str, layout: Layout, recorded=lambda: ()) -> _File:
+        return _File(path, layout, self.folder / f"{next(self._numbers)}.records", recorded)
+
+    def _label_records(self, r: _Recorded) -> Iterator[str]:
+        newline = r.file.newline
         for position, item, repeat, raw, cells in r.lines:
             if position == 0:
-                f.records.append(_kept(raw, cells, header, f.layout.newline))
+                yield _kept(raw, cells, self.header, newline)
             elif item is None or repeat:
-                f.records.append(raw)
+                yield raw
             else:
-                repository, url = place[item]
-                now = package_row(row_of, item, url, header)
-                f.records.append(_kept(raw, cells, now, f.layout.newline))
-                written.add(item)
-                home.setdefault(repository, f)
-        out.append(f)
-    taken = {f.path for f in out}
-    for pk, row in row_of.items():  # id order: the order items were added
-        if pk in written:
-            continue
-        repository = place[pk][0]
-        if repository not in home:
-            path = _free(f"{LABELS_FOLDER}/{repository[2]}.csv", repository, taken)
-            home[repository] = _File(path, records=[csv_record(header, "\n")])
-            out.append(home[repository])
-        target = home[repository]
-        target.records.append(csv_record(row, target.layout.newline))
-    return out
+                now = package_row(self.row_of, item, self.place[item][1], self.header)
+                yield _kept(raw, cells, now, newline)
 
-
-def _year_lists(
-    project: Project,
-    recorded: list[_Recorded],
-    row_of: dict[int, list[str]],
-    place: dict[int, tuple[Repository, str]],
-    *,
-    taken: set[str],
-) -> list[_File]:
-    """The recorded yearly lists, then the issues of the study rows no list holds, by
-    repository and the year their tracker gives; an issue of unknown year is in no list."""
-    out: list[_File] = []
-    by_path: dict[str, _File] = {}
-    listed: set[int] = set()
-    for r in (r for r in recorded if r.file.kind == PackageKind.YEAR_LIST):
-        f = _File(r.file.path, _layout(r.file))
+    def _year_records(self, r: _Recorded) -> Iterator[str]:
         for _, item, _, raw, cells in r.lines:
             if item is None:
-                f.records.append(raw)
-                continue
-            f.records.append(_kept(raw, cells, [place[item][1]], f.layout.newline))
-            listed.add(item)
-        out.append(f)
-        by_path[f.path] = f
-    missing = [pk for pk in row_of if pk not in listed]
-    # no list holds them: the year their tracker gives (exports.study_years' rule)
-    dated = Item.objects.filter(project=project, issue__created_at__isnull=False)
-    years = dict(dated.values_list("pk", ExtractYear("issue__created_at")))
-    taken = taken | set(by_path)
-    for pk in missing:
-        if years.get(pk) is None:
-            continue
-        repository, url = place[pk]
-        path = f"{LABELS_FOLDER}/{repository[2]}_{years[pk]}.txt"
-        if path not in by_path:
-            by_path[path] = _File(_free(path, repository, taken))
-            out.append(by_path[path])
-        target = by_path[path]
-        target.records.append(url + target.layout.newline)
-    return out
+                yield raw
+            else:
+                yield _kept(raw, cells, [self.place[item][1]], r.file.newline)
 
 
 def _free(path: str, repository: Repository, taken: set[str]) -> str:
@@ -302,15 +414,16 @@ def _is_codebook(data: bytes) -> bool:
     return first.startswith(b"Participant,Type")
 
 
-def checksums(files: list[tuple[str, bytes]]) -> str:
-    """One `<sha256>  <path>` line per file, as `sha256sum -c SHA256SUMS` checks them."""
-    return "".join(f"{hashlib.sha256(data).hexdigest()}  {path}\n" for path, data in files)
+def checksums(digests: list[tuple[str, str]]) -> str:
+    """One `<sha256>  <path>` line per (path, SHA-256), as `sha256sum -c SHA256SUMS` checks
+    them."""
+    return "".join(f"{digest}  {path}\n" for path, digest in digests)
 
 
 # ---------------------------------------------------------------- the README's figures
 
 
-def package_readme(project: Project, options: ExportOptions, files: list[tuple[str, bytes]]) -> str:
+def package_readme(project: Project, options: ExportOptions, files: list[tuple[str, int]]) -> str:
     """What the package holds and its figures: Fleiss' kappa per issue type with its 95%
     interval (project_agreement, the one kappa every page shows), and the per-repository table
     (the repositories export: issues per year, per type, false-positive rate)."""
@@ -325,7 +438,7 @@ def package_readme(project: Project, options: ExportOptions, files: list[tuple[s
         "## Issues per repository\n",
         _markdown(list(repository_rows(project, _repositories(project)))),
         "## Files\n",
-        "".join(f"- `{path}` ({len(data):,} bytes)\n" for path, data in files),
+        "".join(f"- `{path}` ({size:,} bytes)\n" for path, size in files),
         f"\n`{CHECKSUMS}` holds each file's SHA-256: `sha256sum -c {CHECKSUMS}` checks them.\n",
     ]
     return "\n".join(parts)
@@ -368,16 +481,18 @@ def _markdown(rows: list[list[str]]) -> str:
 # ---------------------------------------------------------------- writing
 
 
-def _write_zip(files: list[tuple[str, bytes]], path: Path) -> None:
+def _write_zip(files: Iterable[tuple[str, Iterable[bytes]]], path: Path) -> None:
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
         with os.fdopen(fd, "wb") as handle:
             with zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
-                for name, data in files:
+                for name, blocks in files:
                     info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
                     info.compress_type = zipfile.ZIP_DEFLATED
                     info.external_attr = 0o644 << 16
-                    archive.writestr(info, data)
+                    with archive.open(info, "w") as member:
+                        for block in blocks:
+                            member.write(block)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
@@ -386,15 +501,16 @@ def _write_zip(files: list[tuple[str, bytes]], path: Path) -> None:
         raise
 
 
-def _write_folder(files: list[tuple[str, bytes]], path: Path) -> None:
+def _write_folder(files: Iterable[tuple[str, Iterable[bytes]]], path: Path) -> None:
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise ConcordError(f"{path} exists and is not an empty folder; name a new one.")
     temporary = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part"))
     try:
-        for name, data in files:
+        for name, blocks in files:
             target = temporary / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            with target.open("wb") as out:
+                out.writelines(blocks)
         if path.exists():
             path.rmdir()
         os.replace(temporary, path)
