@@ -30,14 +30,17 @@ import hashlib
 import io
 import json
 import re
+import sqlite3
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from contextlib import closing
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from itertools import islice
 from typing import BinaryIO, TextIO, TypeVar
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
@@ -107,7 +110,7 @@ def issue_file_check(
 ) -> tuple[int, list[RowError]]:
     """Read the file once for its problems, all of them, each with its line (those of what
     Concord holds included, issue_file_stored_clashes); return how many records it has. Only
-    where each issue and comment id was seen is kept, not the records."""
+    where each issue and comment id was seen is kept (on disk: _Seen), not the records."""
     errors: list[RowError] = []
     count = 0
     for chunk in _batched(_checked(stream, name, errors), CHUNK):
@@ -168,9 +171,11 @@ def issue_file_store(
     `keep_text` picks, from the records' issue ids, the issues whose text (comments included)
     the file may not change; the caller decides (ingest knows nothing of projects). Those are
     left as they are, and the records that would have changed them come back in `kept`."""
-    before = Issue.objects.count()
+    # Issues made here take ids past the largest there was: read from the index, where a count
+    # of the table per chunk made a file's import time grow with its square (issue 31).
+    before = Issue.objects.aggregate(last=Max("pk"))["last"] or 0
     ids = issues_ensure(r.ref for r in records)
-    created = Issue.objects.count() - before
+    created = sum(1 for pk in ids.values() if pk > before)
     # From here on each record names its issue as Concord spells it (the names' case may differ).
     spelled = {ref: ref for ref in ids}
     records = [_respelled(r, spelled[r.ref]) for r in records]
@@ -272,14 +277,25 @@ def _batched(items: Iterable[_T], size: int) -> Iterator[tuple[_T, ...]]:
 
 def _checked(stream: TextIO, name: str, errors: list[RowError]) -> Iterator[IssueFileRecord]:
     """The records of the file with no problem, in the file or with the records before them (a
-    repeated issue or comment id); the problems go to `errors`."""
-    seen = _Seen()
-    for record in _records(stream, name, errors):
-        problem = seen.problem(record, name)
-        if problem is None:
-            yield record
-        else:
-            errors.append(problem)
+    repeated issue or comment id); the problems go to `errors`, in the file's order."""
+    with closing(_Seen()) as seen:
+        for chunk in _batched(_placed(_records(stream, name, errors), errors), CHUNK):
+            records = [record for record, _ in chunk]
+            problems = seen.problems(records, name)
+            # Each problem goes where it was found, among those of the records around it:
+            # backwards, so an insertion does not move the places still to fill.
+            for (_record, at), problem in reversed(list(zip(chunk, problems, strict=True))):
+                if problem is not None:
+                    errors.insert(at, problem)
+            yield from (r for r, p in zip(records, problems, strict=True) if p is None)
+
+
+def _placed(
+    records: Iterator[IssueFileRecord], errors: list[RowError]
+) -> Iterator[tuple[IssueFileRecord, int]]:
+    """Each record with the place its own problem would take in `errors` (their number then)."""
+    for record in records:
+        yield record, len(errors)
 
 
 def _records(stream: TextIO, name: str, errors: list[RowError]) -> Iterator[IssueFileRecord]:
@@ -291,22 +307,52 @@ def _records(stream: TextIO, name: str, errors: list[RowError]) -> Iterator[Issu
             errors.append(RowError(name, line, exc.field, str(exc)))
 
 
-@dataclass
 class _Seen:
     """Where each issue and comment id of the file was first seen: all a check keeps of the
-    records it has read."""
+    records it has read. Kept in a private SQLite database on disk (sqlite3 deletes it on close),
+    not in memory: at ten times the study (387,420 issues) a dict of them took a worker past
+    300 MB, and a file can be larger still (issue 31)."""
 
-    issues: dict[IssueRef, int] = field(default_factory=dict)
-    comments: dict[str, dict[int, int]] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.db = sqlite3.connect("")  # "": a temporary database on disk, not ":memory:"
+        self.db.execute("CREATE TABLE seen (key TEXT PRIMARY KEY, line INTEGER) WITHOUT ROWID")
+        self.db.execute("CREATE TABLE wanted (key TEXT PRIMARY KEY) WITHOUT ROWID")
 
-    def problem(self, record: IssueFileRecord, name: str) -> RowError | None:
-        first = self.issues.get(record.ref)
-        if first is not None:
-            message = _("duplicate of line %(line)s") % {"line": first}
-            return RowError(name, record.line, "url", message)
-        self.issues[record.ref] = record.line
-        clash = _comment_clash(record, self.comments)
-        return None if clash is None else RowError(name, record.line, *clash)
+    def problems(self, records: Sequence[IssueFileRecord], name: str) -> list[RowError | None]:
+        """Per record (in order), its problem with a record before it, or None; each id of a
+        record without one is noted where it is first seen. A record whose issue was seen
+        before notes nothing; one with a repeated comment id notes the comments before it."""
+        lines = self._lines({k for r in records for k in (_issue_key(r), *_comment_keys(r))})
+        new: dict[str, int] = {}
+        problems = []
+        for record in records:
+            first = lines.get(_issue_key(record))
+            if first is not None:
+                message = _("duplicate of line %(line)s") % {"line": first}
+                problems.append(RowError(name, record.line, "url", message))
+                continue
+            new[_issue_key(record)] = lines[_issue_key(record)] = record.line
+            clash = _comment_clash(record, lines, new)
+            problems.append(None if clash is None else RowError(name, record.line, *clash))
+        self.db.executemany("INSERT INTO seen VALUES (?, ?)", new.items())
+        return problems
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _lines(self, keys: set[str]) -> dict[str, int]:
+        """The line each of `keys` was first seen on, of those seen in earlier chunks."""
+        self.db.execute("DELETE FROM wanted")
+        self.db.executemany("INSERT INTO wanted VALUES (?)", ((k,) for k in keys))
+        return dict(self.db.execute("SELECT key, line FROM seen JOIN wanted USING (key)"))
+
+
+def _issue_key(record: IssueFileRecord) -> str:
+    return "\t".join(("issue", *record.ref.key))  # no name or number holds a tab
+
+
+def _comment_keys(record: IssueFileRecord) -> Iterator[str]:
+    return (f"comment\t{record.ref.host}\t{c.comment_id}" for c in record.comments)
 
 
 class _Window:
@@ -660,18 +706,18 @@ def _moment(data: dict, key: str, where: str = "") -> datetime | None:
 
 
 def _comment_clash(
-    record: IssueFileRecord, lines: dict[str, dict[int, int]]
+    record: IssueFileRecord, lines: dict[str, int], new: dict[str, int]
 ) -> tuple[str, str] | None:
     """(field, message) when a comment repeats the id of another in the file (comments are
-    unique by host and id); else note where each id is (by host, then id: no tuple per id)."""
-    on_host = lines.setdefault(record.ref.host, {})
-    for n, comment in enumerate(record.comments):
-        first = on_host.get(comment.comment_id)
+    unique by host and id; `lines` has where each id was first seen); else note where each id
+    is, in `lines` and in `new`."""
+    for n, key in enumerate(_comment_keys(record)):
+        first = lines.get(key)
         if first is not None:
             return f"comments[{n}].id", _("the id of a comment on line %(line)s again") % {
                 "line": first
             }
-        on_host[comment.comment_id] = record.line
+        new[key] = lines[key] = record.line
     return None
 
 

@@ -42,6 +42,7 @@ from annotation.jobs import (
 )
 from annotation.models import Item, ItemImport, JobStatus, Project
 from annotation.projects.services import project_items_add
+from concord.db import refresh_planner_statistics
 from concord.errors import RowError
 from ingest.issue_files import (
     IssueFileRecord,
@@ -50,6 +51,7 @@ from ingest.issue_files import (
     issue_file_save,
     issue_file_store,
 )
+from ingest.models import Comment, Issue
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +156,7 @@ def _write(job: ItemImport, actor, total: int) -> None:
     created, added, kept = 0, 0, []
     keep_text = partial(_held_elsewhere, job.project)
     with transaction.atomic(), _opened(job) as stream:
-        for records in issue_file_chunks(stream, job.name):
+        for n, records in enumerate(issue_file_chunks(stream, job.name), start=1):
             stored = issue_file_store(records, keep_text=keep_text)
             created += stored.created
             kept += [_kept(job.name, r) for r in stored.kept]
@@ -164,10 +166,23 @@ def _write(job: ItemImport, actor, total: int) -> None:
                 write=Write.ITEMS_IMPORT,
                 issue_ids=stored.issue_ids,
             )
+            if n & (n - 1) == 0:  # after chunks 1, 2, 4, 8...
+                _statistics_refresh()
         job_finish(
             ItemImport, job.pk, issues_created=created, items_added=added, file="", problems=kept
         )
     _remove_file(job)
+
+
+def _statistics_refresh() -> None:
+    """ANALYZE the tables an import writes, inside its transaction. Autovacuum does not see rows
+    before they are committed, so without this each chunk's lookups were planned for the tables
+    as they were before the file (empty, for a first import) and took longer as the file went on
+    (issue 31); ANALYZE in the transaction counts its own rows. At doubling points, a few per
+    file: between two, the tables at most double. (Another process's ANALYZE of these tables
+    waits for the import to commit.)"""
+    for model in (Issue, Comment, Item):
+        refresh_planner_statistics(model)
 
 
 def _opened(job: ItemImport):
