@@ -111,7 +111,7 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
     rows = np.frombuffer(indptr, dtype=np.int64)
     data = np.frombuffer(tfs, dtype=np.float32)
     matrix = sparse.csr_matrix((data, indices, rows), shape=shape)
-    del data, indices, rows, indptr, tfs  # the matrix holds what it needs
+    del data, indices, rows, indptr, tfs, columns  # the matrix holds what it needs
     df = np.bincount(matrix.indices, minlength=shape[1])
     idf = np.log((shape[0] + 1) / (df + 1)).astype(np.float32) + 1
     matrix = matrix @ sparse.diags(idf)
