@@ -22,7 +22,8 @@ def test_fifty_volunteers_through_worker_kills_and_a_redis_restart(transactional
     with private_redis() as redis:
         figures = soak(project, redis, SECONDS, volunteers=50, think=1.0, database_url=database)
     assert len(figures["faults"]) == 4  # two kills, Redis down and up again
-    assert figures["acknowledged"] > 1_000
+    # real load through the faults (about 1,800 on a quiet 2-core machine, half that on a busy one)
+    assert figures["acknowledged"] > 500
     assert figures["lost"] == 0
     assert figures["unacknowledged"] == 0
     assert figures["over_k"] == 0
