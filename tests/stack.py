@@ -7,6 +7,9 @@ fault tests run the app with production settings (DEBUG off).
 
 from __future__ import annotations
 
+import fcntl
+import functools
+import hashlib
 import json
 import os
 import secrets
@@ -120,6 +123,11 @@ class PrivateCluster:
             "concord",
         )
 
+    def init_from(self, template: Path) -> None:
+        """Start as a copy of a stopped cluster's data directory (its owner and modes kept)."""
+        subprocess.run(["cp", "-a", str(template), str(self.data)], check=True)
+        self.start()
+
     def start(self) -> None:
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.data}"
         self._run(
@@ -144,23 +152,69 @@ class PrivateCluster:
 
 
 @contextmanager
-def private_postgres() -> Iterator[PrivateCluster]:
+def private_postgres(*, migrated: bool = False) -> Iterator[PrivateCluster]:
+    """A cluster of the caller's own with an empty `concord` database, or (`migrated`) one that
+    Concord's migrations have been applied to."""
     import pytest
 
     versions = sorted(PG_BIN.glob("*/bin/initdb")) if PG_BIN.is_dir() else []
     if not versions:
         pytest.skip("needs PostgreSQL's server binaries (initdb) to run a cluster of its own")
-    folder = Path(tempfile.mkdtemp(prefix="concord-pg-"))
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres", "postgres")
-    cluster = PrivateCluster(versions[-1].parent, folder / "data")
-    cluster.init()
+    bindir = versions[-1].parent
+    folder = _for_postgres(Path(tempfile.mkdtemp(prefix="concord-pg-")))
+    cluster = PrivateCluster(bindir, folder / "data")
+    if migrated:
+        cluster.init_from(migrated_cluster(bindir))
+    else:
+        cluster.init()
     try:
         yield cluster
     finally:
         with suppress(subprocess.CalledProcessError):  # already stopped by the test
             cluster.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _for_postgres(folder: Path) -> Path:
+    """`folder`, given to the postgres user when we are root (the cluster runs as postgres)."""
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    return folder
+
+
+def migrated_cluster(bindir: Path) -> Path:
+    """The data directory of a stopped cluster whose `concord` database is migrated, made once per
+    machine for each set of migrations (named by their digest) and copied by each migrated
+    private_postgres: initdb and migrate were ~10 s of every fault test's setup. Made under a
+    lock, as both xdist workers may ask for it at once."""
+    name = f"concord-pg-migrated-{bindir.parent.name}-{_migrations()}"
+    folder = Path(tempfile.gettempdir()) / name
+    with _locked(folder.with_suffix(".lock")):
+        if not (folder / "ready").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a run stopped midway left
+            folder.mkdir()
+            cluster = PrivateCluster(bindir, _for_postgres(folder) / "data")
+            cluster.init()
+            try:
+                manage(production_env(DATABASE_URL=cluster.url), "migrate", "--noinput")
+            finally:
+                cluster.stop()
+            (folder / "ready").touch()
+    return folder / "data"
+
+
+def _migrations() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(ROOT.glob("*/migrations/*.py")):
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 PGBOUNCER = ("pgbouncer", "/usr/sbin/pgbouncer")  # Debian's package puts it outside a user's PATH
@@ -228,6 +282,13 @@ def manage(env: dict, *args: str) -> str:
     if done.returncode:
         raise AssertionError(f"manage.py {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
     return done.stdout
+
+
+@functools.cache
+def static_collected() -> None:
+    """collectstatic, once a process: with DEBUG off WhiteNoise serves the collected files, which
+    are the same for every app a test starts (they live under the checkout's var/)."""
+    manage(production_env(), "collectstatic", "--noinput")
 
 
 def production_env(**overrides: str) -> dict:
@@ -334,7 +395,7 @@ def app_on_private_postgres(
     HTTP; without `redis_url`, Celery runs eagerly and the cache is each process's own. With
     `pooled`, every process (the seeding and migrating one too) reaches the cluster through
     PgBouncer in transaction pooling mode, set as the README's production section says."""
-    with private_postgres() as cluster, ExitStack() as stack:
+    with private_postgres(migrated=True) as cluster, ExitStack() as stack:
         database = {"DATABASE_URL": cluster.url}
         if pooled:
             port = stack.enter_context(transaction_pooler(cluster.port))
@@ -356,6 +417,6 @@ def app_on_private_postgres(
         if done.returncode:
             raise AssertionError(f"seeding the private cluster failed:\n{done.stderr}")
         seeded = json.loads(done.stdout.strip().splitlines()[-1])
-        manage(env, "collectstatic", "--noinput")  # DEBUG off: whitenoise serves the collected
+        static_collected()
         with gunicorn_server(workers, threads, env) as server:
             yield App(cluster, server, env, slug, **seeded)

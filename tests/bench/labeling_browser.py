@@ -24,7 +24,7 @@ import time
 
 from tests.bench.labeling import prepared_study_project
 from tests.load import open_items_reset, percentiles
-from tests.stack import gunicorn_server, manage, production_env
+from tests.stack import gunicorn_server, static_collected
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_labeling_browser"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         project, volunteers=1, items=total, owner=OWNER, prefix=PREFIX, password=PASSWORD
     )
     print(f"{total} open items ready in {project.slug} ({project.items.count():,} items)")
-    manage(production_env(), "collectstatic", "--noinput")  # DEBUG off: WhiteNoise serves these
+    static_collected()
     with gunicorn_server(None, None) as server:
         samples, sizes = drive_browser(server.base_url, project.slug, args)
     return report(samples, sizes, project, args.items)
