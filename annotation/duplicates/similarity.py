@@ -29,6 +29,7 @@ RARE_SHARE = 0.02  # terms in at most this share of reports (and RARE_FLOOR) fin
 RARE_FLOOR = 20
 CANDIDATE_FLOOR = 0.12  # a candidate shares at least this much weight in rare terms
 BLOCK_ROWS = 2000  # rows per block of the product: bounds its memory
+WEIGHT_ROWS = 20_000  # rows weighed at a time
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,27 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
     del data, indices, rows, indptr, tfs, columns  # the matrix holds what it needs
     df = np.bincount(matrix.indices, minlength=shape[1])
     idf = np.log((shape[0] + 1) / (df + 1)).astype(np.float32) + 1
-    matrix = matrix @ sparse.diags(idf)
-    norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
-    norms[norms == 0] = 1
-    matrix = sparse.diags(1 / norms).astype(np.float32) @ matrix
+    for start in range(0, shape[0], WEIGHT_ROWS):
+        _weigh(matrix, slice(start, start + WEIGHT_ROWS), idf)
     rare = df <= max(RARE_FLOOR, RARE_SHARE * shape[0])
-    return matrix.tocsr(), rare
+    return matrix, rare
+
+
+def _weigh(matrix: sparse.csr_matrix, rows: slice, idf: np.ndarray) -> None:
+    """Weigh `rows` of the matrix by idf and L2-normalise them, in place: the whole matrix at once
+    took two more of its size in memory (issue 31). Each row's result depends on that row alone,
+    so a block's is what the whole matrix's would be, entry for entry."""
+    from scipy import sparse
+
+    block = matrix[rows] @ sparse.diags(idf)
+    norms = np.sqrt(np.asarray(block.multiply(block).sum(axis=1)).ravel())
+    norms[norms == 0] = 1
+    block = (sparse.diags(1 / norms).astype(np.float32) @ block).tocsr()
+    start, stop = matrix.indptr[rows.start], matrix.indptr[min(rows.stop, matrix.shape[0])]
+    if block.nnz != stop - start:  # tf and idf are at least 1: no product is ever zero
+        raise ValueError("a weighed row lost a term")
+    matrix.data[start:stop] = block.data
+    matrix.indices[start:stop] = block.indices
 
 
 class _Columns:
