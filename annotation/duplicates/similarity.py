@@ -162,7 +162,11 @@ class _Columns:
         self._flush()
         rank = np.empty(len(self.first), np.int32)
         rank[self.first] = np.arange(len(self.first), dtype=np.int32)
-        return rank[np.frombuffer(self.numbers, dtype=np.int32)], len(self.first)
+        columns = np.frombuffer(self.numbers, dtype=np.int32)
+        for start in range(0, len(columns), self.BLOCK):  # in place: no second array of them
+            part = columns[start : start + self.BLOCK]
+            part[:] = rank[part]
+        return columns, len(self.first)
 
     def _flush(self) -> None:
         distinct, inverse = np.unique(np.frombuffer(self.pending, np.int64), return_inverse=True)

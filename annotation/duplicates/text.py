@@ -200,8 +200,8 @@ class Report:
 # Template lines repeat in most of a tracker's issues, and stay in the cache; a line of one issue
 # passes through. Bounded so that those do not fill a worker's memory (a 10x study's 387,420
 # issues: issue 31); the same bound for words.
-CACHED_LINES = 20_000
-CACHED_WORDS = 50_000
+CACHED_LINES = 10_000
+CACHED_WORDS = 30_000
 
 
 @functools.lru_cache(maxsize=CACHED_LINES)
