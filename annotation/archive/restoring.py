@@ -30,6 +30,10 @@ from concord.errors import ConcordError, Conflict, RowError, Where
 from ingest.models import Issue
 
 BATCH = 2000
+# The tables other rows refer to: only their archived ids are mapped to the rows made here. The
+# labels and audit rows, which nothing refers to, are most of a project's rows (#31: their ids,
+# 2.7 M labels at 10x, took a restore past 700 MB).
+REFERENCED = frozenset(target for table in TABLES for target in table.refs.values())
 
 
 class ArchiveRefused(ConcordError):
@@ -234,7 +238,7 @@ class _Restorer:
             if table.natural and key in held:
                 existing = held[key]
                 self._agree(table, file, line, row, existing)
-                self.ids[table.name][old_id] = existing["pk"]
+                self._remember(table, old_id, existing["pk"], made=False)
                 self.found[table.name] += 1
             else:
                 self._clash(table, file, line, row)
@@ -248,9 +252,16 @@ class _Restorer:
                 Where(file),
             ) from exc
         for (old_id, _row), pk in zip(new, made, strict=True):
-            self.ids[table.name][old_id] = pk
-            self.made_ids[table.name].add(old_id)
+            self._remember(table, old_id, pk, made=True)
         self.made[table.name] += len(new)
+
+    def _remember(self, table: Table, old_id: int, pk: int, *, made: bool) -> None:
+        """Map an archived id to its row here, if any row may refer to it (REFERENCED)."""
+        if table.name not in REFERENCED:
+            return
+        self.ids[table.name][old_id] = pk
+        if made:
+            self.made_ids[table.name].add(old_id)
 
     def _held(self, table: Table, rows: list[dict]) -> dict[tuple, dict]:
         """The rows this instance holds with the natural identity of any of `rows`."""

@@ -303,8 +303,8 @@ def _text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
 
 class _Repeats:
     """A file's repeated rows as the check found them (line -> line of the row it repeats).
-    The next read of the file (see) compares each one's labels with those of the row it
-    repeats, so the check need not hold every row's labels."""
+    The next pass over the checked rows (see) compares each one's labels with those of the row
+    it repeats, so the check need not hold every row's labels."""
 
     def __init__(self, repeat_of: dict[int, int]) -> None:
         self._repeat_of = repeat_of
