@@ -13,14 +13,16 @@ by the person who asked, in the language they asked in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import wraps
 from typing import Generic, ParamSpec, TypeVar
 
 from django.conf import settings
-from django.db import transaction
+from django.db import OperationalError, close_old_connections, connections, transaction
 from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -73,6 +75,53 @@ def in_job_language(model: type[BackgroundJob]) -> Callable[[Callable[P, R]], Ca
         return in_language
 
     return decorate
+
+
+def heartbeat_kept(model: type[BackgroundJob]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """For a job's *_run function (called with `job_id=`): while it runs, a thread of its own, on
+    a database connection of its own, beats the job's heartbeat every JOB_STALE_SECONDS / 4.
+
+    A job that writes in one long transaction (an item import of ten times the study: minutes)
+    cannot beat from inside it, as no other process sees the beat before the commit; the sweep
+    would take the job for abandoned and send it to a second worker, which would run it again
+    beside the first and write its report over the first's. A killed worker takes the thread
+    with it, so its job still goes stale and is sent again."""
+
+    def decorate(run: Callable[P, R]) -> Callable[P, R]:
+        @wraps(run)
+        def kept(*args: P.args, **kwargs: P.kwargs) -> R:
+            with _beating(model, kwargs["job_id"]):
+                return run(*args, **kwargs)
+
+        return kept
+
+    return decorate
+
+
+@contextmanager
+def _beating(model: type[BackgroundJob], job_id: int) -> Iterator[None]:
+    stopped = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stopped.wait(settings.JOB_STALE_SECONDS / 4):
+                # A row the run itself has locked (finishing, in its transaction) is skipped: it
+                # is about to commit. A busy or briefly lost database: the next beat.
+                running = model._default_manager.filter(pk=job_id, status=JobStatus.RUNNING)
+                mine = running.select_for_update(skip_locked=True).values("pk")
+                close_old_connections()
+                with suppress(OperationalError), transaction.atomic():
+                    model._default_manager.filter(pk__in=mine).update(heartbeat_at=timezone.now())
+        finally:
+            connections.close_all()  # this thread's own
+
+    thread = threading.Thread(target=beat, name=f"{model.__name__} {job_id} heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stopped.set()
+        thread.join()
 
 
 class JobProgressOut(serializers.Serializer):

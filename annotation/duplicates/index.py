@@ -25,7 +25,15 @@ from django.utils.translation import gettext as _
 from annotation.duplicates.similarity import DEFAULT_THRESHOLD, FoundPairs, similar_pairs_read
 from annotation.duplicates.text import Report
 from annotation.gate import OPERATOR, Write, gate, write_refusal
-from annotation.jobs import in_job_language, job_beat, job_claim, job_fail, job_finish, job_queue
+from annotation.jobs import (
+    heartbeat_kept,
+    in_job_language,
+    job_beat,
+    job_claim,
+    job_fail,
+    job_finish,
+    job_queue,
+)
 from annotation.models import DuplicateIndex, DuplicatePair, Item, JobStatus, Project
 from ingest.services import insert_rows
 
@@ -64,6 +72,7 @@ def duplicate_index_current(project: Project) -> DuplicateIndex | None:
 
 
 @in_job_language(DuplicateIndex)
+@heartbeat_kept(DuplicateIndex)
 def duplicate_index_run(*, job_id: int) -> DuplicateIndex | None:
     """Build the index: every pair of the project's items at the job's threshold. A job done,
     failed or being built by another worker is left alone; a rerun after a killed worker starts

@@ -19,6 +19,7 @@ from annotation.gate import OPERATOR, Write, gate
 from annotation.interviews.services import InterviewFile, interviews_import
 from annotation.jobs import (
     Queued,
+    heartbeat_kept,
     in_job_language,
     job_claim,
     job_fail,
@@ -79,6 +80,7 @@ def interview_import_queue(
 
 
 @in_job_language(InterviewImportJob)
+@heartbeat_kept(InterviewImportJob)
 def interview_import_run(*, job_id: int) -> InterviewImportJob | None:
     """Import the job's files and write the report. A done or failed job, or one another
     worker has, is left alone."""

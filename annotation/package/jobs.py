@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
     Queued,
+    heartbeat_kept,
     in_job_language,
     job_claim,
     job_fail,
@@ -60,6 +61,7 @@ def package_import_queue(
 
 
 @in_job_language(PackageImport)
+@heartbeat_kept(PackageImport)
 def package_import_run(*, job_id: int) -> PackageImport | None:
     """Import the job's package; a done or failed job, or one another worker has, is left."""
     claimed = job_claim(PackageImport, job_id, report={})

@@ -32,6 +32,7 @@ from django.utils.translation import gettext as _
 from annotation.gate import OPERATOR, Write, WriteRefused, gate
 from annotation.jobs import (
     Queued,
+    heartbeat_kept,
     in_job_language,
     job_beat,
     job_claim,
@@ -81,6 +82,7 @@ def item_import_start(
 
 
 @in_job_language(ItemImport)
+@heartbeat_kept(ItemImport)
 def item_import_run(*, job_id: int) -> ItemImport | None:
     """Check the job's file, then write it whole, or fail with every problem. A finished job,
     or one another worker is on, is left alone."""

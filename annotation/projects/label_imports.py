@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
     Queued,
+    heartbeat_kept,
     in_job_language,
     job_beat,
     job_claim,
@@ -91,6 +92,7 @@ def label_import_queue(
 
 
 @in_job_language(LabelImportJob)
+@heartbeat_kept(LabelImportJob)
 def label_import_run(*, job_id: int) -> LabelImportJob | None:
     """Import the job's files in order, writing each file's report as it ends. A done or failed
     job, or one another worker has, is left alone."""

@@ -24,6 +24,7 @@ from annotation.archive.writing import archive_write
 from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
     Queued,
+    heartbeat_kept,
     in_job_language,
     job_beat,
     job_claim,
@@ -78,6 +79,7 @@ def export_job_queue(
 
 
 @in_job_language(ExportJob)
+@heartbeat_kept(ExportJob)
 def export_job_run(*, job_id: int) -> ExportJob | None:
     """Write the job's file and mark it done, or failed with the reason. A job already done or
     failed is left alone, and so is one another worker is writing (a duplicate delivery); a
