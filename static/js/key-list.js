@@ -14,7 +14,13 @@ window.concordKeyList = function (overlay) {
   function close() {
     if (!overlay || overlay.hidden) { return; }
     overlay.hidden = true;
-    if (from && from !== document.body && document.contains(from)) { from.focus(); }
+    if (from && from !== document.body && document.contains(from)) {
+      from.focus();
+    } else if (overlay.contains(document.activeElement)) {
+      // Back to nothing, at once: the browser would move the focus off the hidden close button
+      // only at its next rendering, and a key pressed before that went to the closed dialog.
+      document.activeElement.blur();
+    }
     from = null;
   }
   function keepTabIn(e) {
