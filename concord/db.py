@@ -112,6 +112,18 @@ def refresh_planner_statistics(model: type[models.Model]) -> None:
             cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
 
 
+def refresh_planner_statistics_as_it_grows(chunk: int, *written: type[models.Model]) -> None:
+    """refresh_planner_statistics of the `written` tables after chunks 1, 2, 4, 8... of a file
+    written in one transaction. Autovacuum does not see rows before they are committed, so each
+    chunk's lookups were planned for the tables as they were before the file (empty, for a first
+    import) and took longer as the file went on (issue 31); ANALYZE in the transaction counts its
+    own rows. At doubling points, a few per file: between two, the tables at most double.
+    (Another process's ANALYZE of these tables waits for the import to commit.)"""
+    if chunk & (chunk - 1) == 0:
+        for model in written:
+            refresh_planner_statistics(model)
+
+
 def refresh_planner_statistics_on_commit(model: type[models.Model]) -> None:
     """refresh_planner_statistics once the transaction commits, once however often the
     transaction asks (an item import adds its items a chunk at a time in one transaction, issue

@@ -43,7 +43,7 @@ from annotation.jobs import (
 )
 from annotation.models import Item, ItemImport, JobStatus, Project
 from annotation.projects.services import project_items_add
-from concord.db import refresh_planner_statistics
+from concord.db import refresh_planner_statistics_as_it_grows
 from concord.errors import RowError
 from ingest.issue_files import (
     IssueFileRecord,
@@ -168,23 +168,11 @@ def _write(job: ItemImport, actor, total: int) -> None:
                 write=Write.ITEMS_IMPORT,
                 issue_ids=stored.issue_ids,
             )
-            if n & (n - 1) == 0:  # after chunks 1, 2, 4, 8...
-                _statistics_refresh()
+            refresh_planner_statistics_as_it_grows(n, Issue, Comment, Item)
         job_finish(
             ItemImport, job.pk, issues_created=created, items_added=added, file="", problems=kept
         )
     _remove_file(job)
-
-
-def _statistics_refresh() -> None:
-    """ANALYZE the tables an import writes, inside its transaction. Autovacuum does not see rows
-    before they are committed, so without this each chunk's lookups were planned for the tables
-    as they were before the file (empty, for a first import) and took longer as the file went on
-    (issue 31); ANALYZE in the transaction counts its own rows. At doubling points, a few per
-    file: between two, the tables at most double. (Another process's ANALYZE of these tables
-    waits for the import to commit.)"""
-    for model in (Issue, Comment, Item):
-        refresh_planner_statistics(model)
 
 
 def _opened(job: ItemImport):
