@@ -99,7 +99,7 @@ def heartbeat_kept(model: type[BackgroundJob]) -> Callable[[Callable[P, R]], Cal
 
 
 @contextmanager
-def _beating(model: type[BackgroundJob], job_id: int) -> Iterator[None]:
+def _beating(model: type[BackgroundJob], job_id: object) -> Iterator[None]:
     stopped = threading.Event()
 
     def beat() -> None:

@@ -324,7 +324,7 @@ class _Seen:
         before notes nothing; one with a repeated comment id notes the comments before it."""
         lines = self._lines({k for r in records for k in (_issue_key(r), *_comment_keys(r))})
         new: dict[str, int] = {}
-        problems = []
+        problems: list[RowError | None] = []
         for record in records:
             first = lines.get(_issue_key(record))
             if first is not None:

@@ -201,7 +201,7 @@ def study_csv_check(
         if refuse_repeats and repeat_of:
             # stable: a row's own problems come before its being a duplicate, as they are read
             refused = _refused_repeats(spool, repeats, name)
-            errors = sorted([*errors, *refused], key=lambda e: e.where.line)
+            errors = sorted([*errors, *refused], key=lambda e: e.where.line or 0)
         if errors:
             raise ImportFailed(errors)
     except BaseException:
@@ -312,7 +312,7 @@ class _Repeats:
 
     def __init__(self, repeat_of: dict[int, int]) -> None:
         self._repeat_of = repeat_of
-        self._kept: dict[int, tuple] = dict.fromkeys(repeat_of.values())
+        self._kept: dict[int, tuple | None] = dict.fromkeys(repeat_of.values())
         self.found: list[Repeat] = []
 
     def see(self, row: StudyRow) -> bool:
