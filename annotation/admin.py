@@ -6,6 +6,8 @@ from annotation.models import (
     DuplicateIndex,
     DuplicatePair,
     ExportJob,
+    FigureState,
+    FigureTally,
     Invitation,
     Item,
     ItemImport,
@@ -298,3 +300,29 @@ class NotDuplicateAdmin(admin.ModelAdmin):
     search_fields = ("project__slug", "decided_by__username")
     list_select_related = ("project", "item_a", "item_b", "decided_by")
     raw_id_fields = ("item_a", "item_b", "decided_by")
+
+
+class FiguresAdmin(admin.ModelAdmin):
+    """The agreement figures' tallies (annotation.figures.tallies), kept by the services: to
+    look at, not to edit. Deleting a project's FigureState makes its next read rebuild them."""
+
+    list_filter = ("project",)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(FigureState)
+class FigureStateAdmin(FiguresAdmin):
+    list_display = ("project", "generation", "built")
+
+
+@admin.register(FigureTally)
+class FigureTallyAdmin(FiguresAdmin):
+    list_display = ("project", "id")
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

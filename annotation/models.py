@@ -782,3 +782,40 @@ class NotDuplicate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_a_id} is not {self.item_b_id}"
+
+
+class FigureState(models.Model):
+    """Whether a project's FigureTally rows can be trusted (annotation.figures.tallies).
+
+    `generation` is bumped by a PostgreSQL trigger (migration 0020) whenever a label or final
+    label of the project is written other than through tallies.figures_kept, which keeps the
+    tallies itself; `built` is the generation the tallies were last rebuilt at, and `basis` the
+    digest of what they were rolled up by (the taxonomy's tree and codes, k). The tallies hold
+    when built == generation and the basis is today's."""
+
+    # No foreign key in the database: the trigger may mark a project whose deletion is under
+    # way (its labels go first), and its row must not stop the project's own deletion.
+    project = models.OneToOneField(
+        Project, on_delete=models.CASCADE, primary_key=True, related_name="+", db_constraint=False
+    )
+    generation = models.BigIntegerField(default=0)
+    built = models.BigIntegerField(null=True, blank=True)
+    basis = models.CharField(max_length=64, blank=True)
+
+    def __str__(self) -> str:
+        return f"figures of {self.project_id}: generation {self.generation}, built {self.built}"
+
+
+class FigureTally(models.Model):
+    """Part of a project's agreement figures (annotation.figures.tallies): a list of entries,
+    each the RatingTally (taxonomy.agreement) of one group of items at one level for the items
+    with a given number of ratings: [level, grouping, group, ratings, items, {code: total},
+    {code: sum of squares}]. The project's figures are the sum of its rows. A rebuild writes one
+    row; every label written since adds a row with its item's change (new minus old): append
+    only, so no two submits wait on one row."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    entries = models.JSONField(default=list)
+
+    def __str__(self) -> str:
+        return f"figures of {self.project_id}: {len(self.entries)} entries"

@@ -1,11 +1,13 @@
 """Inter-rater agreement as pure functions on rating matrices (numpy + statsmodels, no Django).
 
 A rating matrix has one row per item and one column per category; a cell counts the raters who
-put that item in that category. Fleiss' kappa comes from statsmodels (the study's own tool);
-around it we add what a report needs: observed and expected agreement, per-category kappa, the
-standard error and a 95% confidence interval (Fleiss, Nee & Landis 1979, the large-sample
-variance under the null hypothesis of chance agreement, as in Fleiss' "Statistical Methods for
-Rates and Proportions"), and Krippendorff's alpha for items with missing ratings.
+put that item in that category. Fleiss' kappa is statsmodels' (the study's own tool; the tests
+hold ours to it), computed from a RatingTally, the matrix's sums, which a project can keep up
+to date label by label. Around it we add what a report needs: observed and expected agreement,
+per-category kappa, the standard error and a 95% confidence interval (Fleiss, Nee & Landis
+1979, the large-sample variance under the null hypothesis of chance agreement, as in Fleiss'
+"Statistical Methods for Rates and Proportions"), and Krippendorff's alpha for items with
+missing ratings.
 """
 
 from __future__ import annotations
@@ -175,39 +177,98 @@ def roll_up(code: str | None, lineage: Mapping[str, Sequence[str]], depth: int) 
     return path[depth - 1] if len(path) >= depth else None
 
 
-def fleiss_kappa(matrix: RatingMatrix) -> FleissResult:
-    counts = matrix.counts
-    counts = counts[counts.sum(axis=1) > 0]
-    per_item = counts.sum(axis=1)
-    if len(counts) < 2:
-        raise NotEnoughRatings(
-            f"Agreement needs at least two rated items; there are {len(counts)}."
+@dataclass(frozen=True)
+class RatingTally:
+    """What Fleiss' kappa and nominal alpha need of a rating matrix, summed over its items and
+    kept apart by the number of ratings an item has (row r: the items with `ratings[r]`
+    ratings): how many such items, and per category the ratings they got (`totals`, sum of
+    n_ij) and the sum of their squares (`squares`, sum of n_ij**2).
+
+    Additive: the tally of two sets of items is the sum of their tallies, and an item's change
+    is its new tally minus its old. So a project can keep its tallies up to date label by
+    label (annotation.figures.tallies) instead of reading every label for each figure."""
+
+    categories: tuple[str, ...]
+    ratings: np.ndarray  # (r,) ints >= 1, ascending, distinct
+    items: np.ndarray  # (r,)
+    totals: np.ndarray  # (r, len(categories))
+    squares: np.ndarray  # (r, len(categories))
+
+    @classmethod
+    def empty(cls, categories: Sequence[str]) -> RatingTally:
+        none = np.zeros((0, len(categories)), dtype=np.int64)
+        no = np.zeros(0, dtype=np.int64)
+        return cls(tuple(categories), no, no, none, none.copy())
+
+    @property
+    def n_items(self) -> int:
+        return int(self.items.sum())
+
+    def rows(self, mask: np.ndarray) -> RatingTally:
+        return RatingTally(
+            self.categories,
+            self.ratings[mask],
+            self.items[mask],
+            self.totals[mask],
+            self.squares[mask],
         )
-    spread = np.unique(per_item, return_counts=True)
-    if len(spread[0]) > 1:
-        raise UnequalRatings({int(r): int(n) for r, n in zip(*spread, strict=True)})
-    m = int(per_item[0])
+
+
+def tally_of(matrix: RatingMatrix) -> RatingTally:
+    """The matrix's RatingTally (items without a rating count nowhere)."""
+    counts = matrix.counts
+    per_item = counts.sum(axis=1)
+    rated = per_item > 0
+    ratings, row = np.unique(per_item[rated], return_inverse=True)
+    counts = counts[rated]
+    totals = np.zeros((len(ratings), len(matrix.categories)), dtype=np.int64)
+    squares = np.zeros_like(totals)
+    np.add.at(totals, row.reshape(-1), counts)
+    np.add.at(squares, row.reshape(-1), counts * counts)
+    items = np.bincount(row.reshape(-1), minlength=len(ratings)).astype(np.int64)
+    return RatingTally(matrix.categories, ratings.astype(np.int64), items, totals, squares)
+
+
+def fleiss_kappa(matrix: RatingMatrix) -> FleissResult:
+    """Fleiss' kappa of a matrix whose rated items all have the same number of ratings."""
+    tally = tally_of(matrix)
+    if len(tally.ratings) > 1:
+        raise UnequalRatings(dict(zip(tally.ratings.tolist(), tally.items.tolist(), strict=True)))
+    if tally.n_items < 2:
+        raise NotEnoughRatings(
+            f"Agreement needs at least two rated items; there are {tally.n_items}."
+        )
+    return fleiss_kappa_of(tally, int(tally.ratings[0]))
+
+
+def fleiss_kappa_of(tally: RatingTally, m: int) -> FleissResult:
+    """Fleiss' kappa of the tally's items with exactly `m` ratings: statsmodels' `fleiss_kappa`
+    (method="fleiss"), which the tests hold it to, computed from sums instead of the matrix."""
+    row = np.flatnonzero(tally.ratings == m)
+    n_items = int(tally.items[row].sum()) if len(row) else 0
+    if n_items < 2:
+        raise NotEnoughRatings(f"Agreement needs at least two rated items; there are {n_items}.")
     if m < 2:
         raise NotEnoughRatings("Agreement needs at least two ratings per item; each has one.")
-    _require_variation(matrix.categories, counts)
-    n_items = len(counts)
+    totals = tally.totals[row[0]].astype(np.float64)
+    squares = tally.squares[row[0]].astype(np.float64)
+    _require_variation(tally.categories, totals)
 
-    p = counts.sum(axis=0) / (n_items * m)  # share of all ratings in each category
-    observed = float(((counts * (counts - 1)).sum(axis=1) / (m * (m - 1))).mean())
+    p = totals / (n_items * m)  # share of all ratings in each category
+    observed = float((squares.sum() - n_items * m) / (n_items * m * (m - 1)))
     expected = float((p**2).sum())
-    from statsmodels.stats.inter_rater import fleiss_kappa  # lazily: see the imports above
-
-    kappa = float(fleiss_kappa(counts, method="fleiss"))
+    kappa = (observed - expected) / (1 - expected)
 
     pq = p * (1 - p)
     sum_pq = float(pq.sum())
     variance_term = float(sum_pq**2 - (pq * (1 - 2 * p)).sum())
     se = math.sqrt(2 / (n_items * m * (m - 1))) * math.sqrt(variance_term) / sum_pq
     with np.errstate(divide="ignore", invalid="ignore"):
-        disagreement = (counts * (m - counts)).sum(axis=0) / (n_items * m * (m - 1) * pq)
+        # sum over items of n_ij (m - n_ij), per category
+        disagreement = (m * totals - squares) / (n_items * m * (m - 1) * pq)
     per_category = {
         cat: float(1 - d)
-        for cat, d, share in zip(matrix.categories, disagreement, p, strict=True)
+        for cat, d, share in zip(tally.categories, disagreement, p, strict=True)
         if share > 0
     }
     return FleissResult(
@@ -227,39 +288,36 @@ def fleiss_kappa(matrix: RatingMatrix) -> FleissResult:
 
 def krippendorff_alpha(matrix: RatingMatrix) -> AlphaResult:
     """Nominal alpha; items with fewer than two ratings are left out (and counted)."""
-    per_item = matrix.ratings_per_item
-    pairable = per_item >= 2
-    counts = matrix.counts[pairable]
-    if len(counts) < 1 or counts.sum() == 0:
+    return krippendorff_alpha_of(tally_of(matrix))
+
+
+def krippendorff_alpha_of(tally: RatingTally) -> AlphaResult:
+    """Nominal alpha of the tally's items with two ratings or more (the others are counted as
+    left out): the computation of `krippendorff.alpha(value_counts=...,
+    level_of_measurement="nominal")`, from sums. With nominal distances only the off-diagonal
+    total of the coincidence matrix matters, which is sum over items of
+    (m_u**2 - sum_c n_uc**2) / (m_u - 1); the expected one needs only the category totals."""
+    pairable = tally.ratings >= 2
+    totals = tally.totals[pairable].sum(axis=0).astype(np.float64)
+    if totals.sum() == 0:
         raise NotEnoughRatings("Krippendorff's alpha needs at least one item with two ratings.")
-    _require_variation(matrix.categories, counts)
-    alpha = _nominal_alpha(counts)
+    _require_variation(tally.categories, totals)
+    m = tally.ratings[pairable].astype(np.float64)
+    observed = float(
+        ((m * m * tally.items[pairable] - tally.squares[pairable].sum(axis=1)) / (m - 1)).sum()
+    )
+    n = totals.sum()
+    expected = float((n * n - (totals * totals).sum()) / (n - 1))
     return AlphaResult(
-        alpha=alpha,
-        n_items=len(counts),
-        n_ratings=int(counts.sum()),
-        items_left_out=int((~pairable & (per_item > 0)).sum()),
+        alpha=1 - observed / expected,
+        n_items=int(tally.items[pairable].sum()),
+        n_ratings=int(n),
+        items_left_out=int(tally.items[~pairable].sum()),
     )
 
 
-def _nominal_alpha(counts: np.ndarray) -> float:
-    """Nominal alpha from value counts, the computation of
-    `krippendorff.alpha(value_counts=counts, level_of_measurement="nominal")` (same coincidence
-    matrix, expected coincidences and distances), with one matrix product in place of the
-    package's items x categories x categories temporaries: at study scale (38,742 items, 18
-    themes) that was ~0.3 s and ~400 MB per call. Equal to the package within rounding."""
-    counts = counts.astype(np.float64)
-    weights = 1 / (np.maximum(counts.sum(axis=1), 2) - 1)  # 1 / (m_u - 1)
-    weighted = counts * weights[:, np.newaxis]
-    observed = weighted.T @ counts - np.diag(weighted.sum(axis=0))  # o_ck
-    n_v = observed.sum(axis=0)
-    expected = (np.outer(n_v, n_v) - np.diagflat(n_v)) / (n_v.sum() - 1)  # e_ck
-    distance = 1 - np.eye(len(n_v))  # nominal: 0 on the diagonal, 1 elsewhere
-    return float(1 - (observed * distance).sum() / (expected * distance).sum())
-
-
-def _require_variation(categories: Sequence[str], counts: np.ndarray) -> None:
-    used = np.flatnonzero(counts.sum(axis=0))
+def _require_variation(categories: Sequence[str], totals: np.ndarray) -> None:
+    used = np.flatnonzero(totals)
     if len(used) == 1:
         raise NoVariation(categories[int(used[0])])
 

@@ -309,6 +309,8 @@ LEFT_OUT = {
     "annotation.PackageImport": "a background job",
     "annotation.DuplicateIndex": "a background job; the index is built again",
     "annotation.DuplicatePair": "the near-duplicate index, built again",
+    "annotation.FigureState": "the agreement figures' tallies, rebuilt from the labels",
+    "annotation.FigureTally": "the agreement figures' tallies, rebuilt from the labels",
     "annotation.Reservation": "an item handed out for a while",
     "annotation.Invitation": "a one-time link with its token",
     "interviews.InterviewImportJob": "a background job",

@@ -21,31 +21,19 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connections
-from django.db.models import BigIntegerField, Count, Exists, F, Func, OuterRef, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.db.models.functions import TruncWeek
 
+from annotation.figures.labels import fetch_rows, label_arrays, rolled_up
+from annotation.figures.tallies import LEVELS, Figures, project_figures
 from annotation.models import Annotation, Item, MergedRepeat, Project, Resolution
 from annotation.project_nodes import project_nodes
-from annotation.reporting.agreement import (
-    ALL_ITEMS,
-    Cell,
-    agreement_cell,
-    fetch_rows,
-    group_cell,
-    group_items,
-    grouped_arrays,
-    item_ids,
-    label_arrays,
-    matrix_subset,
-    rolled_up,
-)
+from annotation.reporting.agreement import ALL_ITEMS, Cell, agreement_cell, group_cell, group_names
 from concord.input_checks import ascii_digits
 from taxonomy import agreement
 from taxonomy.models import Level, bilingual_name, reader_name
 from taxonomy.selectors import taxonomy_lineage
 
-LEVELS = tuple(Level.values)  # type, theme, subtheme: depth 1, 2, 3
 HEAT_CATEGORIES = 20  # categories drawn in the confusion heat map (the most confused ones)
 
 
@@ -78,104 +66,24 @@ class Dashboard:
         return [(row[self.levels[0]].group, [row[lv] for lv in self.levels]) for row in table]
 
 
-class EpochSeconds(Func):
-    """PostgreSQL: a timestamp as whole seconds since 1970-01-01 UTC."""
-
-    template = "FLOOR(EXTRACT(EPOCH FROM %(expressions)s))::bigint"
-    output_field = BigIntegerField()
-
-
-SHIFT = 2**32  # a label packs as item id * SHIFT + its time in epoch seconds (< 2**32 until 2106)
-
-
-@dataclass(frozen=True)
-class LabelArrays:
-    """Every non-pilot label of a project as aligned arrays: item id, node id, epoch seconds."""
-
-    items: np.ndarray
-    nodes: np.ndarray
-    times: np.ndarray
-
-
-def project_labels(project: Project) -> LabelArrays:
-    """ONE query. On PostgreSQL one row per node holding its labels' (item, time) packed into one
-    bigint array (agreement.grouped_arrays: a few hundred rows instead of 270k, and item and time
-    cannot come apart)."""
-    # A pilot label is the lead's worked example, one rater on its item: no agreement to measure.
-    labels = Annotation.objects.filter(item__project=project, is_pilot=False)
-    if connections[labels.db].vendor == "postgresql":
-        packed = F("item_id") * SHIFT + EpochSeconds("created_at")
-        nodes, flat = grouped_arrays(labels, "node_id", packed)
-        return LabelArrays(flat // SHIFT, nodes, flat % SHIFT)
-    rows = list(labels.values_list("item_id", "node_id", "created_at"))
-    return LabelArrays(
-        np.array([r[0] for r in rows], dtype=np.int64),
-        np.array([r[1] for r in rows], dtype=np.int64),
-        np.array([int(r[2].timestamp()) for r in rows], dtype=np.int64),
-    )
-
-
-def _level_matrices(
-    lineage: dict[int, tuple[str, ...]], labels: LabelArrays
-) -> dict[str, agreement.RatingMatrix]:
-    """One rating matrix per level, rolled up in numpy from the same labels; item ids as a
-    numpy array (see matrix_subset)."""
-    codes_at: dict[str, list[str]] = {level: [] for level in LEVELS}
-    for path in lineage.values():
-        codes_at[LEVELS[len(path) - 1]].append(path[-1])
-    matrices = {}
-    for depth, level in enumerate(LEVELS, start=1):
-        rolled = rolled_up(lineage, depth)
-        m = agreement.rating_matrix_from_labels(
-            labels.items, labels.nodes, rolled, categories=sorted(codes_at[level])
-        )
-        items = np.array(m.items, dtype=np.int64)
-        matrices[level] = agreement.RatingMatrix(items, m.categories, m.counts)  # type: ignore[arg-type]
-    return matrices
-
-
 def _cells_by_group(
-    matrices: dict[str, agreement.RatingMatrix],
-    by: str,
-    groups: dict[str, np.ndarray],
-    *,
-    k: int,
+    figures: Figures, project: Project, by: str, *, k: int
 ) -> list[dict[str, Cell]]:
-    """All items first, then one row per group (by name), each with a cell per level."""
-    rows = [{lv: agreement_cell(ALL_ITEMS, lv, m, k=k) for lv, m in matrices.items()}]
-    for group in sorted(groups):
+    """All items first, then one row per group (by name), each with a cell per level (a level
+    at which none of the group's items is rated gets the cell that says so)."""
+    rows = [{lv: agreement_cell(ALL_ITEMS, lv, figures.tally(lv), k=k) for lv in LEVELS}]
+    per_level = {lv: figures.groups(lv, by) for lv in LEVELS}
+    names = group_names(project, by)
+    for group in sorted(set().union(*per_level.values())):
         rows.append(
             {
                 lv: group_cell(
-                    by, group, lv, matrix_subset(m, np.isin(item_ids(m), groups[group])), k=k
+                    by, names(group), lv, per_level[lv].get(group, figures.none(lv)), k=k
                 )
-                for lv, m in matrices.items()
+                for lv in LEVELS
             }
         )
     return rows
-
-
-WEEK = 7 * 86400
-EPOCH_MONDAY = dt.date(1969, 12, 29)  # 1970-01-01 was a Thursday; weeks start on Mondays
-
-
-def _weeks(labels: LabelArrays, k: int) -> dict[dt.date, np.ndarray]:
-    order = np.lexsort((labels.times, labels.items))
-    items, times = labels.items[order], labels.times[order]
-    starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]]) if len(items) else items
-    per_item = np.diff(np.r_[starts, len(items)])
-    complete = starts[per_item >= k]
-    week = (times[complete + k - 1] + 3 * 86400) // WEEK  # weeks since EPOCH_MONDAY
-    out = {}
-    for w in np.unique(week).tolist():
-        out[EPOCH_MONDAY + dt.timedelta(weeks=w)] = items[complete[week == w]]
-    return out
-
-
-def items_by_week(project: Project, k: int) -> dict[dt.date, np.ndarray]:
-    """Monday of an ISO week -> ids of the items whose k-th (non-pilot) label was given in that
-    week (UTC), ascending. Items with fewer than k labels are in no week."""
-    return _weeks(project_labels(project), k)
 
 
 def iso_week(monday: dt.date) -> str:
@@ -185,30 +93,26 @@ def iso_week(monday: dt.date) -> str:
 
 def project_dashboard(project: Project) -> Dashboard:
     """Every figure of the agreement dashboard: per final type x level, per repository x level,
-    per ISO week x level. Five queries whatever the project's size."""
+    per ISO week x level, from the project's tallies (annotation.figures.tallies)."""
     k = project.overlap_k
-    lineage = taxonomy_lineage(project.taxonomy)
-    labels = project_labels(project)
-    matrices = _level_matrices(lineage, labels)
-    by_type = _cells_by_group(matrices, "type", group_items(project, "type", lineage), k=k)
-    by_repository = _cells_by_group(
-        matrices, "repository", group_items(project, "repository", lineage), k=k
-    )
+    figures = project_figures(project)
     by_week = []
-    for monday, ids in _weeks(labels, k).items():
-        week = iso_week(monday)
+    weeks = {lv: figures.groups(lv, "week") for lv in LEVELS}
+    for monday in sorted(weeks[Level.TYPE]):
+        week = iso_week(dt.date.fromisoformat(monday))
         cells = {
-            lv: agreement_cell(week, lv, matrix_subset(m, np.isin(item_ids(m), ids)), k=k)
-            for lv, m in matrices.items()
+            lv: agreement_cell(week, lv, weeks[lv].get(monday, figures.none(lv)), k=k)
+            for lv in LEVELS
         }
-        by_week.append(WeekCells(week, monday, len(ids), cells))
+        n_items = weeks[Level.TYPE][monday].n_items  # every label counts at type level
+        by_week.append(WeekCells(week, dt.date.fromisoformat(monday), n_items, cells))
     return Dashboard(
         k=k,
         levels=LEVELS,
-        by_type=by_type,
-        by_repository=by_repository,
+        by_type=_cells_by_group(figures, project, "type", k=k),
+        by_repository=_cells_by_group(figures, project, "repository", k=k),
         by_week=by_week,
-        labels=len(labels.items),
+        labels=figures.labels,
     )
 
 

@@ -15,8 +15,8 @@ from django.db import connection
 from django.db.models import Aggregate, Count, F, FloatField, Max, Q
 from django.utils.translation import gettext as _
 
+from annotation.figures.labels import grouped_arrays
 from annotation.models import Annotation, Project
-from annotation.reporting.agreement import grouped_arrays
 from annotation.reporting.charts import GridCell, shade
 from taxonomy import agreement
 from taxonomy.models import Node

@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils.translation import gettext as _
 
+from annotation.figures.tallies import figures_kept
 from annotation.gate import Write, gate
 from annotation.labeling.services import node_check
 from annotation.lifecycle import item_move, item_outcome, resolution_method
@@ -78,9 +79,10 @@ def item_resolve(
             _("%(code)s is not the majority label: say why you chose it (the reason is kept).")
             % {"code": node.code}
         )
-    resolution = Resolution.objects.create(
-        item=locked, node=node, method=method, resolver=lead, reason=reason
-    )
+    with figures_kept(locked):
+        resolution = Resolution.objects.create(
+            item=locked, node=node, method=method, resolver=lead, reason=reason
+        )
     item_move(
         item=locked,
         to=Stage.FINAL,
@@ -123,7 +125,8 @@ def item_reopen(*, item: Item, lead, reason: str) -> Item:
             resolver=resolution.resolver.get_username() if resolution.resolver else None,
             reason=resolution.reason,
         )
-        resolution.delete()
+        with figures_kept(locked):
+            resolution.delete()
     # Back to the lead's queue, or to labeling when it has fewer than k labels (a pilot example,
     # an imported row with a Final_Label and missing labels): the stage its rows give it.
     labels = list(locked.annotations.values_list("node_id", flat=True))

@@ -19,10 +19,11 @@ from tests.annotation.lead_helpers import labeled_item, trio_fixture  # noqa: F4
 # comments, keywords, picker and the nodes it leaves out (annotation.project_nodes) ...
 NEXT_ITEM_PAGE = 17
 NEXT_ITEM_PAGE_RESUMED = 14  # the reservation I hold, no claim
-# a submit's first statement takes the project's rule lock, shared (concord.db.xact_lock): +1
-PAGE_SUBMIT = 15
+# a submit's first statement takes the project's rule lock, shared (concord.db.xact_lock): +1;
+# the agreement figures follow it (annotation.figures.tallies.figures_kept): +3
+PAGE_SUBMIT = 18
 API_NEXT_ITEM = 8
-API_SUBMIT = 12
+API_SUBMIT = 15
 # + the lead's single-key setting (concord.person_settings): one query on a cold cache only
 DISPUTED_PAGE = 9
 DISPUTED_API = 4
