@@ -16,6 +16,7 @@ __all__ = [
     "duplicate_index_run",
     "export_files_expire",
     "export_job_run",
+    "figures_compact_crowded",
     "interview_import_run",
     "item_import_run",
     "jobs_resume_stale",
@@ -52,3 +53,11 @@ def jobs_resume_stale() -> dict[str, list[int]]:
 def _resume_on_start(sender=None, **kwargs) -> None:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         send(jobs_resume_stale)
+
+
+@shared_task
+def figures_compact_crowded() -> list[int]:
+    """Sum the agreement tallies' rows of the projects that gathered many (beat runs this)."""
+    from annotation.figures.tallies import figures_compact
+
+    return figures_compact()

@@ -396,5 +396,9 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.tasks.jobs_resume_stale",
         "schedule": JOB_SWEEP_SECONDS,
     },
+    "figures-compact": {
+        "task": "annotation.tasks.figures_compact_crowded",
+        "schedule": JOB_SWEEP_SECONDS,
+    },
     "export-files-expire": {"task": "annotation.tasks.export_files_expire", "schedule": 86_400},
 }

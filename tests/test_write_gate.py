@@ -74,8 +74,10 @@ from tests.test_role_matrix import (
 # ---------------------------------------------------------------- watching the database
 
 # Tables whose writes are not the project's: the visitor's session row (signing in, and the
-# one-time messages a page shows, live there).
-IGNORED_TABLES = {"django_session"}
+# one-time messages a page shows, live there); the agreement figures' tallies, derived from the
+# labels, which a read that finds them stale rebuilds (annotation.figures.tallies) as a cache
+# would, in an archived project too.
+IGNORED_TABLES = {"django_session", "annotation_figurestate", "annotation_figuretally"}
 # The scratch tables ingest.services.insert_rows fills by COPY before one INSERT into the real
 # table (which is watched): temporary, dropped at commit.
 SCRATCH_PREFIX = "concord_insert_"

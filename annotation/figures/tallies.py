@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import OperationalError, connections, transaction
+from django.db.models import Count
 
 from annotation.figures.labels import (
     LabelArrays,
@@ -46,7 +47,8 @@ from taxonomy.selectors import taxonomy_lineage
 
 LEVELS = tuple(Level.values)  # type, theme, subtheme: depth 1, 2, 3
 GROUPINGS = ("all", "type", "repository", "week")
-# A read that finds more rows than this sums them into one (a row per kept write accumulates).
+# A project's rows are summed into one past this many (a kept write adds one): by the read that
+# finds them, and by beat (figures_compact) for the projects nobody reads meanwhile.
 COMPACT_AFTER_ROWS = 300
 
 Key = tuple[str, str, str]  # level, grouping, group
@@ -221,7 +223,7 @@ def _stored(
     documents = [_document(entries) for _, entries in rows if entries is not None]
     summed = _summed(documents)
     if len(documents) > COMPACT_AFTER_ROWS:
-        _compact(project)
+        _compact(project.pk)
     return _as_tallies(summed, codes)
 
 
@@ -320,17 +322,32 @@ def _rebuild(project: Project, lineage: Lineage, basis: str) -> dict[Key, agreem
     return tallies
 
 
-def _compact(project: Project) -> None:
+def figures_compact() -> list[int]:
+    """Sum the rows of every project that has more than COMPACT_AFTER_ROWS (beat runs this
+    every JOB_SWEEP_SECONDS): otherwise a project labeled for weeks with nobody reading its
+    figures would keep a row per label. Returns the projects compacted."""
+    crowded = list(
+        FigureTally.objects.values("project")
+        .annotate(rows=Count("pk"))
+        .filter(rows__gt=COMPACT_AFTER_ROWS)
+        .values_list("project", flat=True)
+    )
+    for project in crowded:
+        _compact(project)
+    return crowded
+
+
+def _compact(project: int) -> None:
     """Replace the project's rows by their sum: the rows deleted are exactly the rows summed
     (DELETE … RETURNING), so a row a kept write adds meanwhile stays, and counts once."""
     connection = connections[FigureTally.objects.db]
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         cursor.execute(
             "DELETE FROM annotation_figuretally WHERE project_id = %s RETURNING entries",
-            [project.pk],
+            [project],
         )
         summed = _summed([_document(entries) for (entries,) in cursor.fetchall()])
-        FigureTally.objects.create(project=project, entries=_nonzero(summed))
+        FigureTally.objects.create(project_id=project, entries=_nonzero(summed))
 
 
 def _nonzero(summed: dict[tuple, list]) -> list[Entry]:

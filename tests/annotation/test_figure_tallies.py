@@ -6,11 +6,13 @@ labels at that moment."""
 from __future__ import annotations
 
 import random
+import threading
 
 import numpy as np
 import pytest
 from django.db import connection
 
+from annotation.figures import tallies
 from annotation.figures.tallies import computed_tallies, project_figures
 from annotation.models import Annotation, FigureState, FigureTally, Item, Stage
 from annotation.reporting.agreement import project_agreement
@@ -112,3 +114,72 @@ def test_a_changed_tree_rebuilds_them(project, personas, trio):
 
     assert_figures_are_the_labels(project)  # rolled up by today's tree
     assert FigureTally.objects.filter(project=project).count() <= rows
+
+
+def test_rows_are_summed_into_one_and_the_figures_stay(project, personas, trio, monkeypatch):
+    monkeypatch.setattr(tallies, "COMPACT_AFTER_ROWS", 3)
+    project_figures(project)
+    for item in (open_item(project), open_item(project)):
+        for volunteer, code in zip(trio, ["C.1", "C.2", "C.2"], strict=True):
+            label(item, volunteer, code)
+    assert FigureTally.objects.filter(project=project).count() == 7  # the build, six labels
+
+    assert tallies.figures_compact() == [project.pk]
+
+    assert FigureTally.objects.filter(project=project).count() == 1
+    assert_figures_are_the_labels(project)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_labels_given_at_once_while_reads_rebuild_all_count(study_taxonomy):
+    """Three volunteers label the same items at once, each in a thread of their own (their own
+    connection), while a fourth keeps throwing the tallies away and reading (a rebuild in its
+    own snapshot, beside the labels' rows): at the end the figures are the labels."""
+    from tests.conftest import make_personas, make_project
+    from tests.factories import MembershipFactory, UserFactory
+
+    project = make_project(study_taxonomy)
+    make_personas(project)
+    people = [UserFactory(username=f"v{i}") for i in range(3)]
+    for person in people:
+        MembershipFactory(project=project, user=person)
+    items = [open_item(project, repo=f"r{i % 3}") for i in range(12)]
+    project_figures(project)
+    done = threading.Event()
+    failures: list[BaseException] = []
+    rebuilds = []
+
+    def volunteer(person, seed):
+        try:
+            rng = random.Random(seed)
+            for item in items:
+                label(item, person, rng.choice(CODES))
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    def reader():
+        try:
+            while not done.is_set():
+                FigureState.objects.filter(project=project).delete()
+                project_figures(project)
+                rebuilds.append(1)
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=volunteer, args=(p, i)) for i, p in enumerate(people)]
+    rebuilding = threading.Thread(target=reader)
+    rebuilding.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done.set()
+    rebuilding.join()
+    assert failures == []
+    assert len(rebuilds) >= 2, "the reads should have rebuilt while the labels came in"
+    assert Annotation.objects.filter(item__project=project).count() == 36
+    assert_figures_are_the_labels(project)
