@@ -164,7 +164,9 @@ def rating_matrix_from_labels(
     column = np.array(column_of_distinct, dtype=np.int64)[which.reshape(-1)]
     rated = column >= 0
     item_ids, row = np.unique(np.asarray(items)[rated], return_inverse=True)
-    counts = np.zeros((len(item_ids), len(cats)), dtype=np.int64)
+    # int32: a count is at most the item's labels, and a 10x project's sub-theme matrix
+    # (387,420 x 90) takes half the memory int64 would
+    counts = np.zeros((len(item_ids), len(cats)), dtype=np.int32)
     np.add.at(counts, (row.reshape(-1), column[rated]), 1)
     return RatingMatrix(tuple(item_ids.tolist()), cats, counts)
 
@@ -214,18 +216,27 @@ class RatingTally:
         )
 
 
+TALLY_ROWS = 1 << 16  # matrix rows summed at a time: bounded temporaries at any matrix size
+
+
 def tally_of(matrix: RatingMatrix) -> RatingTally:
-    """The matrix's RatingTally (items without a rating count nowhere)."""
+    """The matrix's RatingTally (items without a rating count nowhere). Summed a block of rows
+    at a time: a 10x project's sub-theme matrix is 387,420 x 90, and whole-matrix temporaries
+    (its rated rows, their squares) would triple the memory it takes."""
     counts = matrix.counts
     per_item = counts.sum(axis=1)
-    rated = per_item > 0
-    ratings, row = np.unique(per_item[rated], return_inverse=True)
-    counts = counts[rated]
+    ratings = np.unique(per_item[per_item > 0])
+    items = np.array([int((per_item == m).sum()) for m in ratings.tolist()], dtype=np.int64)
     totals = np.zeros((len(ratings), len(matrix.categories)), dtype=np.int64)
     squares = np.zeros_like(totals)
-    np.add.at(totals, row.reshape(-1), counts)
-    np.add.at(squares, row.reshape(-1), counts * counts)
-    items = np.bincount(row.reshape(-1), minlength=len(ratings)).astype(np.int64)
+    for start in range(0, len(counts), TALLY_ROWS):
+        block = counts[start : start + TALLY_ROWS]  # a view
+        block_ratings = per_item[start : start + TALLY_ROWS]
+        for r, m in enumerate(ratings.tolist()):
+            rows = block[block_ratings == m]
+            if len(rows):
+                totals[r] += rows.sum(axis=0)
+                squares[r] += np.einsum("ij,ij->j", rows, rows, dtype=np.int64)
     return RatingTally(matrix.categories, ratings.astype(np.int64), items, totals, squares)
 
 

@@ -1332,6 +1332,7 @@ OTHER_TASKS = {
     "concord.password_reset_mail": "sends a password-reset e-mail: no project write",
     "annotation.tasks.export_job_run": "an export: reads the project, allowed while archived",
     "annotation.tasks.export_files_expire": "removes expired export files",
+    "annotation.tasks.figures_compact_crowded": "sums the agreement tallies' rows: no change",
     "annotation.tasks.jobs_resume_stale": "sends stale jobs again (they ask the gate when run)",
     "ingest.tasks.harvest_continue": "ingest (site-wide)",
     "ingest.tasks.harvest_resume_stale": "ingest (site-wide)",

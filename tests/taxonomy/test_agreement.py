@@ -77,6 +77,21 @@ def test_per_category_kappa_follows_fleiss_definition():
         assert result.per_category[f"c{j}"] == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("block", [7, 64, agreement.TALLY_ROWS])
+def test_a_tally_summed_block_by_block_is_the_whole_matrix_sum(block, monkeypatch):
+    monkeypatch.setattr(agreement, "TALLY_ROWS", block)
+    rng = np.random.default_rng(block)
+    counts = rng.integers(0, 4, size=(301, 5))  # uneven ratings per item, some items unrated
+    tally = agreement.tally_of(matrix_from_table(counts.tolist()))
+    per_item = counts.sum(axis=1)
+    for r, m in enumerate(tally.ratings.tolist()):
+        rows = counts[per_item == m]
+        assert tally.items[r] == len(rows)
+        assert tally.totals[r].tolist() == rows.sum(axis=0).tolist()
+        assert tally.squares[r].tolist() == (rows**2).sum(axis=0).tolist()
+    assert sorted(tally.ratings.tolist()) == sorted(set(per_item.tolist()) - {0})
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_fleiss_agrees_with_statsmodels_on_random_ratings(seed):
     rng = np.random.default_rng(seed)
