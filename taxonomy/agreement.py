@@ -216,28 +216,59 @@ class RatingTally:
         )
 
 
-TALLY_ROWS = 1 << 16  # matrix rows summed at a time: bounded temporaries at any matrix size
-
-
 def tally_of(matrix: RatingMatrix) -> RatingTally:
-    """The matrix's RatingTally (items without a rating count nowhere). Summed a block of rows
-    at a time: a 10x project's sub-theme matrix is 387,420 x 90, and whole-matrix temporaries
-    (its rated rows, their squares) would triple the memory it takes."""
-    counts = matrix.counts
-    per_item = counts.sum(axis=1)
-    ratings = np.unique(per_item[per_item > 0])
-    items = np.array([int((per_item == m).sum()) for m in ratings.tolist()], dtype=np.int64)
-    totals = np.zeros((len(ratings), len(matrix.categories)), dtype=np.int64)
-    squares = np.zeros_like(totals)
-    for start in range(0, len(counts), TALLY_ROWS):
-        block = counts[start : start + TALLY_ROWS]  # a view
-        block_ratings = per_item[start : start + TALLY_ROWS]
-        for r, m in enumerate(ratings.tolist()):
-            rows = block[block_ratings == m]
-            if len(rows):
-                totals[r] += rows.sum(axis=0)
-                squares[r] += np.einsum("ij,ij->j", rows, rows, dtype=np.int64)
-    return RatingTally(matrix.categories, ratings.astype(np.int64), items, totals, squares)
+    """The matrix's RatingTally (items without a rating count nowhere)."""
+    rows, columns = np.nonzero(matrix.counts)
+    rated = matrix.counts.sum(axis=1) > 0
+    group = np.where(rated, 0, -1)
+    tallies = tallies_of_pairs(
+        rows, columns, matrix.counts[rows, columns], group, 1, matrix.categories
+    )
+    return tallies[0]
+
+
+def tallies_of_pairs(
+    item: np.ndarray,
+    column: np.ndarray,
+    n: np.ndarray,
+    group: np.ndarray,
+    groups: int,
+    categories: Sequence[str],
+) -> list[RatingTally]:
+    """The RatingTally of each of `groups` groups of items, from a sparse rating matrix: item
+    `item[j]` (0, 1, ... len(group) - 1) has `n[j]` ratings in category `column[j]`, each
+    (item, column) once; `group[i]` is item i's group (-1: none). Counting with bincount, never
+    a dense matrix: a 10x project's sub-theme matrix would be 387,420 x 90."""
+    c = len(categories)
+    n = np.asarray(n, dtype=np.int64)
+    per_item = np.bincount(item, weights=n, minlength=len(group)).astype(np.int64)
+    counted = (group >= 0) & (per_item > 0)
+    ratings, rating_index = np.unique(per_item[counted], return_inverse=True)
+    r = len(ratings)
+    cell = np.full(len(group), -1, dtype=np.int64)  # item -> group * r + its rating index
+    cell[counted] = group[counted] * r + rating_index.reshape(-1)
+    items = np.bincount(cell[counted], minlength=groups * r).reshape(groups, r)
+    pair_cell = cell[item]
+    kept = pair_cell >= 0
+    at = pair_cell[kept] * c + np.asarray(column)[kept]
+    weights = n[kept].astype(np.float64)  # exact: counts are far below 2**53
+    totals = np.bincount(at, weights=weights, minlength=groups * r * c)
+    squares = np.bincount(at, weights=weights * weights, minlength=groups * r * c)
+    totals = totals.round().astype(np.int64).reshape(groups, r, c)
+    squares = squares.round().astype(np.int64).reshape(groups, r, c)
+    out = []
+    for g in range(groups):
+        present = items[g] > 0
+        out.append(
+            RatingTally(
+                tuple(categories),
+                ratings[present].astype(np.int64),
+                items[g][present].astype(np.int64),
+                totals[g][present],
+                squares[g][present],
+            )
+        )
+    return out
 
 
 def fleiss_kappa(matrix: RatingMatrix) -> FleissResult:

@@ -35,7 +35,9 @@ SHIFT = 2**32  # a label packs as item id * SHIFT + its time in epoch seconds (<
 
 @dataclass(frozen=True)
 class LabelArrays:
-    """Every non-pilot label of a project as aligned arrays: item id, node id, epoch seconds."""
+    """Every non-pilot label of a project as aligned arrays: item id, node id, epoch seconds.
+    32 bits each (seconds unsigned, until 2106): a 10x project has 2.7 million labels, and every
+    sort and mask of them is half the memory int64 would take."""
 
     items: np.ndarray
     nodes: np.ndarray
@@ -51,12 +53,16 @@ def project_labels(project: Project) -> LabelArrays:
     if connections[labels.db].vendor == "postgresql":
         packed = F("item_id") * SHIFT + EpochSeconds("created_at")
         nodes, flat = grouped_arrays(labels, "node_id", packed)
-        return LabelArrays(flat // SHIFT, nodes, flat % SHIFT)
+        return LabelArrays(
+            (flat // SHIFT).astype(np.int32),
+            nodes.astype(np.int32),
+            (flat % SHIFT).astype(np.uint32),
+        )
     rows = list(labels.values_list("item_id", "node_id", "created_at"))
     return LabelArrays(
-        np.array([r[0] for r in rows], dtype=np.int64),
-        np.array([r[1] for r in rows], dtype=np.int64),
-        np.array([int(r[2].timestamp()) for r in rows], dtype=np.int64),
+        np.array([r[0] for r in rows], dtype=np.int32),
+        np.array([r[1] for r in rows], dtype=np.int32),
+        np.array([int(r[2].timestamp()) for r in rows], dtype=np.uint32),
     )
 
 
@@ -85,13 +91,19 @@ def items_by_week(project: Project, k: int) -> dict[dt.date, np.ndarray]:
 
 
 def label_arrays(labels: QuerySet) -> tuple[np.ndarray, np.ndarray]:
-    """Item id and node id of every annotation in `labels`, as two aligned arrays. PostgreSQL
-    groups the item ids by node (one row per node, not per label: half the time at study scale)."""
-    if connections[labels.db].vendor == "postgresql":
-        nodes, items = grouped_arrays(labels, "node_id", "item_id")
-        return items, nodes
-    rows = fetch_rows(labels.values_list("item_id", "node_id"))
-    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=2 * len(rows))
+    """Item id and node id of every annotation in `labels`, as two aligned arrays (pairs:
+    one row per node on PostgreSQL, not per label: half the time at study scale)."""
+    nodes, items = pairs(labels, "node_id", "item_id")
+    return items, nodes
+
+
+def pairs(rows: QuerySet, key: str, value: str) -> tuple[np.ndarray, np.ndarray]:
+    """The integer fields `key` and `value` of every row as two aligned int64 arrays: grouped
+    by key on PostgreSQL (grouped_arrays), row by row elsewhere."""
+    if connections[rows.db].vendor == "postgresql":
+        return grouped_arrays(rows, key, value)
+    fetched = fetch_rows(rows.values_list(key, value))
+    flat = np.fromiter(chain.from_iterable(fetched), dtype=np.int64, count=2 * len(fetched))
     return flat[0::2], flat[1::2]
 
 

@@ -77,19 +77,23 @@ def test_per_category_kappa_follows_fleiss_definition():
         assert result.per_category[f"c{j}"] == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("block", [7, 64, agreement.TALLY_ROWS])
-def test_a_tally_summed_block_by_block_is_the_whole_matrix_sum(block, monkeypatch):
-    monkeypatch.setattr(agreement, "TALLY_ROWS", block)
-    rng = np.random.default_rng(block)
+@pytest.mark.parametrize("seed", range(3))
+def test_tallies_of_a_sparse_matrix_are_the_sums_of_its_groups_rows(seed):
+    rng = np.random.default_rng(seed)
     counts = rng.integers(0, 4, size=(301, 5))  # uneven ratings per item, some items unrated
-    tally = agreement.tally_of(matrix_from_table(counts.tolist()))
+    group = rng.integers(-1, 3, size=301)  # three groups, some items in none
+    rows, columns = np.nonzero(counts)
+    categories = list("abcde")
+    tallies = agreement.tallies_of_pairs(rows, columns, counts[rows, columns], group, 3, categories)
     per_item = counts.sum(axis=1)
-    for r, m in enumerate(tally.ratings.tolist()):
-        rows = counts[per_item == m]
-        assert tally.items[r] == len(rows)
-        assert tally.totals[r].tolist() == rows.sum(axis=0).tolist()
-        assert tally.squares[r].tolist() == (rows**2).sum(axis=0).tolist()
-    assert sorted(tally.ratings.tolist()) == sorted(set(per_item.tolist()) - {0})
+    for g, tally in enumerate(tallies):
+        mine = (group == g) & (per_item > 0)
+        assert tally.ratings.tolist() == sorted(set(per_item[mine].tolist()))
+        for r, m in enumerate(tally.ratings.tolist()):
+            block = counts[mine & (per_item == m)]
+            assert tally.items[r] == len(block)
+            assert tally.totals[r].tolist() == block.sum(axis=0).tolist()
+            assert tally.squares[r].tolist() == (block**2).sum(axis=0).tolist()
 
 
 @pytest.mark.parametrize("seed", range(5))
