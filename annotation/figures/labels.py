@@ -78,11 +78,20 @@ def weeks_of(labels: LabelArrays, k: int) -> dict[dt.date, np.ndarray]:
     starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]]) if len(items) else items
     per_item = np.diff(np.r_[starts, len(items)])
     complete = starts[per_item >= k]
-    week = (times[complete + k - 1] + 3 * 86400) // WEEK  # weeks since EPOCH_MONDAY
+    week = week_number(times[complete + k - 1].astype(np.int64))
     out = {}
     for w in np.unique(week).tolist():
-        out[EPOCH_MONDAY + dt.timedelta(weeks=w)] = items[complete[week == w]]
+        out[monday_of(w)] = items[complete[week == w]]
     return out
+
+
+def week_number(seconds):
+    """The week (since EPOCH_MONDAY) of a time in epoch seconds, UTC; an int or an array."""
+    return (seconds + 3 * 86400) // WEEK
+
+
+def monday_of(week: int) -> dt.date:
+    return EPOCH_MONDAY + dt.timedelta(weeks=week)
 
 
 def items_by_week(project: Project, k: int) -> dict[dt.date, np.ndarray]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,15 +36,17 @@ from django.db.models import Count
 from annotation.figures.labels import (
     LabelArrays,
     fetch_rows,
+    monday_of,
     pairs,
     project_labels,
     rolled_up,
+    week_number,
     weeks_of,
 )
-from annotation.models import Annotation, FigureState, FigureTally, Item, Project, Resolution
-from ingest.models import Issue
+from annotation.models import FigureState, FigureTally, Item, Project, Resolution
+from concord.prepared import saved
 from taxonomy import agreement
-from taxonomy.models import Level, Node
+from taxonomy.models import Level
 from taxonomy.selectors import taxonomy_lineage
 
 LEVELS = tuple(Level.values)  # type, theme, subtheme: depth 1, 2, 3
@@ -401,51 +403,46 @@ def figures_kept(item: Item) -> Iterator[None]:
         yield
         return
     k = item.project.overlap_k
-    before = _item_tallies(connection, item.pk, k, kept="on")
+    before = _item_entries(_item_rows(connection, item.pk, kept="on"), k, sign=-1)
     yield
-    after = _item_tallies(connection, item.pk, k, kept="off")
-    change = _nonzero(_summed([_entries(after), _entries(before, sign=-1)]))
+    after = _item_entries(_item_rows(connection, item.pk, kept="off"), k, sign=1)
+    change = _nonzero(_summed([after, before]))
     if change:
-        FigureTally.objects.create(project_id=item.project_id, entries=change)
+        saved(FigureTally(project_id=item.project_id, entries=change))
 
 
-# One item's labels with their nodes' paths (type, theme, sub-theme: three levels at most),
-# its final label's type and its repository, in one statement; the flag the trigger reads is
-# set in the same round trip.
-_ITEM_SQL = f"""
-SELECT set_config('concord.figures_kept', %s, true);
-SELECT s.owner, s.repo, COALESCE(rg.code, rp.code, rn.code),
-       a.node_id, FLOOR(EXTRACT(EPOCH FROM a.created_at))::bigint, g.code, p.code, n.code
-FROM {Item._meta.db_table} i
-JOIN {Issue._meta.db_table} s ON s.id = i.issue_id
-LEFT JOIN {Resolution._meta.db_table} r ON r.item_id = i.id
-LEFT JOIN {Node._meta.db_table} rn ON rn.id = r.node_id
-LEFT JOIN {Node._meta.db_table} rp ON rp.id = rn.parent_id
-LEFT JOIN {Node._meta.db_table} rg ON rg.id = rp.parent_id
-LEFT JOIN {Annotation._meta.db_table} a ON a.item_id = i.id AND NOT a.is_pilot
-LEFT JOIN {Node._meta.db_table} n ON n.id = a.node_id
-LEFT JOIN {Node._meta.db_table} p ON p.id = n.parent_id
-LEFT JOIN {Node._meta.db_table} g ON g.id = p.parent_id
-WHERE i.id = %s
-"""  # noqa: S608 (table names from the models)
-
-
-def _item_tallies(connection, item: int, k: int, *, kept: str) -> dict[Key, agreement.RatingTally]:
-    """tallies_from one item's labels, with the lineage of the nodes they use."""
+def _item_rows(connection, item: int, *, kept: str) -> list[tuple]:
+    """One item's labels (node, epoch seconds, the codes of its path) with its repository and
+    its final label's type, and the trigger's flag set: migration 0021's function, whose plan
+    PostgreSQL keeps per connection (the ten-table join took more to plan than to run, twice
+    per submit)."""
     with connection.cursor() as cursor:
-        cursor.execute(_ITEM_SQL, [kept, item])
-        rows = cursor.fetchall()
+        cursor.execute("SELECT * FROM concord_item_figures(%s, %s)", [item, kept])
+        return cursor.fetchall()
+
+
+def _item_entries(rows: list[tuple], k: int, *, sign: int) -> list[Entry]:
+    """One item's entries, times `sign`: tallies_from's rule for a single item, in plain Python
+    (a dozen labels at most; the numpy path costs a submit more than the rest of it). The tests
+    hold the two to the same figures."""
     owner, repo, final_type = rows[0][:3]
-    labelled = [row[3:] for row in rows if row[3] is not None]
-    lineage = {node: tuple(c for c in codes if c) for node, _, *codes in labelled}
-    labels = LabelArrays(
-        np.full(len(labelled), item, dtype=np.int64),
-        np.array([row[0] for row in labelled], dtype=np.int64),
-        np.array([row[1] for row in labelled], dtype=np.int64),
-    )
-    one = np.array([item], dtype=np.int64)
-    members = {
-        "type": Members.of({final_type: one} if final_type else {}),
-        "repository": Members.of({f"{owner}/{repo}": one}),
-    }
-    return tallies_from(lineage, labels, members, k)
+    labelled = [row[3:] for row in rows if row[3] is not None]  # node, seconds, codes
+    paths = [tuple(code for code in codes if code) for _, _, *codes in labelled]
+    groups = [("all", ""), ("repository", f"{owner}/{repo}")]
+    if final_type:
+        groups.append(("type", final_type))
+    if len(labelled) >= k:  # in the week of its k-th label (labels.weeks_of)
+        kth = sorted(seconds for _, seconds, *_ in labelled)[k - 1]
+        groups.append(("week", monday_of(week_number(kth)).isoformat()))
+    entries = []
+    for depth, level in enumerate(LEVELS, start=1):
+        counts = Counter(agreement.roll_up(path[-1], {path[-1]: path}, depth) for path in paths)
+        counts.pop(None, None)
+        if not counts:
+            continue
+        ratings = sum(counts.values())
+        totals = {code: sign * n for code, n in counts.items()}
+        squares = {code: sign * n * n for code, n in counts.items()}
+        for grouping, group in groups:
+            entries.append([level, grouping, group, ratings, sign, totals, squares])
+    return entries
