@@ -16,13 +16,16 @@ over items, so the figures can follow every label without reading the project's 
   up by (the taxonomy's tree, k) is their `basis`; a read with another basis rebuilds too.
 * Elsewhere (SQLite, the embedded demo) every read computes them from the labels.
 
-Both ways go through `tallies_from`: one rule for what an item contributes where.
+What an item contributes where is `tallies_from` (numpy, a whole project: rebuilds, SQLite);
+a kept write computes its one item's share with `_item_entries` (plain Python: for a dozen labels
+numpy cost more than the rest of the submit), and the tests hold the two to the same figures.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,6 +51,8 @@ from concord.prepared import saved
 from taxonomy import agreement
 from taxonomy.models import Level
 from taxonomy.selectors import taxonomy_lineage
+
+logger = logging.getLogger(__name__)
 
 LEVELS = tuple(Level.values)  # type, theme, subtheme: depth 1, 2, 3
 GROUPINGS = ("all", "type", "repository", "week")
@@ -227,6 +232,16 @@ def project_figures(project: Project) -> Figures:
     return Figures(lineage, stored)
 
 
+def figures_rebuilt_after_import(project: Project) -> None:
+    """An import job's last step: its labels went around the tallies, which marked them stale;
+    rebuild them in the worker rather than in the first request that asks for a figure (about
+    8 s on a 10x project). A failure leaves them stale, which the next read repairs."""
+    try:
+        project_figures(project)
+    except Exception:
+        logger.exception("agreement figures of project %s not rebuilt after an import", project.pk)
+
+
 def _basis(lineage: Lineage, k: int) -> str:
     """What the tallies are rolled up by: the taxonomy's tree of codes, and k (the weeks)."""
     tree = json.dumps([k, sorted(lineage.values())], separators=(",", ":"))
@@ -305,7 +320,7 @@ def _as_tallies(
     return out
 
 
-def _entries(tallies: dict[Key, agreement.RatingTally], sign: int = 1) -> list[Entry]:
+def _entries(tallies: dict[Key, agreement.RatingTally]) -> list[Entry]:
     entries = []
     for (level, grouping, group), tally in tallies.items():
         for r, ratings in enumerate(tally.ratings.tolist()):
@@ -317,9 +332,9 @@ def _entries(tallies: dict[Key, agreement.RatingTally], sign: int = 1) -> list[E
                     grouping,
                     group,
                     ratings,
-                    sign * int(tally.items[r]),
-                    {tally.categories[j]: sign * int(totals[j]) for j in used},
-                    {tally.categories[j]: sign * int(squares[j]) for j in used},
+                    int(tally.items[r]),
+                    {tally.categories[j]: int(totals[j]) for j in used},
+                    {tally.categories[j]: int(squares[j]) for j in used},
                 ]
             )
     return entries

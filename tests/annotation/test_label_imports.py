@@ -10,7 +10,7 @@ from django.db import connection
 from django.utils import translation
 from rest_framework.test import APIClient
 
-from annotation.models import ExportStatus, LabelImportJob, MergedRepeat
+from annotation.models import ExportStatus, FigureState, FigureTally, LabelImportJob, MergedRepeat
 from annotation.projects.label_imports import (
     MAX_FILES,
     Upload,
@@ -19,7 +19,7 @@ from annotation.projects.label_imports import (
     label_import_run,
     label_imports_stale,
 )
-from tests.conftest import STUDY
+from tests.conftest import STUDY, needs_postgres
 from tests.stack import wait_for
 from tests.workers import worker_pool
 
@@ -62,6 +62,21 @@ def test_upload_page_queues_a_job_and_its_page_shows_the_report(client, personas
     assert project.items.count() == 2
     assert MergedRepeat.objects.get().line == 4
     assert not (var_dir / "label-imports" / job.files[0]["stored"]).exists()  # cleaned up
+
+
+def test_the_job_leaves_the_agreement_figures_rebuilt(personas, project, var_dir):
+    needs_postgres(connection)
+    queued = label_import_queue(
+        project=project,
+        user=personas["admin"],
+        uploads=[Upload("megatron.csv", REPEATING)],
+        refuse_repeats=False,
+        enqueue=False,
+    )
+    label_import_run(job_id=queued.job.pk)
+    state = FigureState.objects.get(project=project)
+    assert state.built == state.generation  # the import marked them stale; the job rebuilt them
+    assert FigureTally.objects.filter(project=project).count() == 1
 
 
 def test_refuse_repeats_option_refuses_the_file(client, personas, project, var_dir):
