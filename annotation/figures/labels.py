@@ -138,3 +138,51 @@ def fetch_rows(rows: QuerySet) -> list[tuple]:
     with connections[rows.db].cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+@dataclass(frozen=True)
+class RatedPairs:
+    """A level's rating matrix, sparse: item `items[row[j]]` has `n[j]` labels that roll up to
+    category `column[j]`, each (row, column) once. `items`: the rated items' ids, ascending."""
+
+    items: np.ndarray
+    row: np.ndarray
+    column: np.ndarray
+    n: np.ndarray
+
+
+def rated_pairs(
+    items: np.ndarray,
+    nodes: np.ndarray,
+    category_of: Mapping[int, str | None],
+    categories: Sequence[str],
+) -> RatedPairs:
+    """Label k (item `items[k]`, node `nodes[k]`) counts as category `category_of[node]` (None:
+    no rating at this level). The tallies and the confusion report read a level through this:
+    a 10x project's 2.7 million labels at sub-theme level without a 387,420 x 90 matrix."""
+    index = {code: j for j, code in enumerate(categories)}
+    distinct, which = np.unique(nodes, return_inverse=True)
+    column_of = [-1 if category_of[n] is None else index[category_of[n]] for n in distinct.tolist()]  # type: ignore[index]
+    column = np.array(column_of, dtype=np.int64)[which.reshape(-1)]
+    rated = column >= 0
+    ids, row = numbered(items[rated])
+    width = max(len(categories), 1)
+    pair, n = np.unique(row * np.int64(width) + column[rated], return_counts=True)
+    return RatedPairs(ids, pair // width, pair % width, n)
+
+
+def numbered(items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(items, return_inverse=True) without sorting 2.7 million ids: a project's item
+    ids lie in a range not much wider than their number, so a lookup table over that range
+    (int32) numbers them in a fraction of the memory a sort takes."""
+    if not len(items):
+        return items.astype(np.int64), items.astype(np.int64)
+    low, high = int(items.min()), int(items.max())
+    if high - low > 16 * len(items):  # ids scattered far apart: sort after all
+        ids, rows = np.unique(items, return_inverse=True)
+        return ids, rows.reshape(-1)
+    present = np.zeros(high - low + 1, dtype=bool)
+    present[items - low] = True
+    ids = np.flatnonzero(present) + low
+    row_of = np.cumsum(present, dtype=np.int32) - 1
+    return ids.astype(np.int64), row_of[items - low]

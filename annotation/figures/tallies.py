@@ -42,6 +42,7 @@ from annotation.figures.labels import (
     monday_of,
     pairs,
     project_labels,
+    rated_pairs,
     rolled_up,
     week_number,
     weeks_of,
@@ -102,54 +103,28 @@ def codes_by_level(lineage: Lineage) -> dict[str, list[str]]:
 def tallies_from(
     lineage: Lineage, labels: LabelArrays, members: dict[str, Members], k: int
 ) -> dict[Key, agreement.RatingTally]:
-    """Every (level, grouping, group) tally of these labels: the one rule, for a whole project
-    (a rebuild) as for one item (a kept write). `members` holds the type and repository
-    groupings; `all` and `week` come from the labels. A group without a rated item at a level
-    has no entry there. Sparse throughout (agreement.tallies_of_pairs): no items x categories
-    matrix."""
+    """Every (level, grouping, group) tally of these labels (a rebuild; every read on SQLite).
+    `members` holds the type and repository groupings; `all` and `week` come from the labels. A
+    group without a rated item at a level has no entry there. Sparse throughout
+    (labels.rated_pairs, agreement.tallies_of_pairs): no items x categories matrix."""
     groupings = {
         **members,
         "week": Members.of({day.isoformat(): ids for day, ids in weeks_of(labels, k).items()}),
     }
     codes = codes_by_level(lineage)
-    distinct, which = np.unique(labels.nodes, return_inverse=True)
     out: dict[Key, agreement.RatingTally] = {}
     for depth, level in enumerate(LEVELS, start=1):
-        rolled = rolled_up(lineage, depth)
-        index = {code: j for j, code in enumerate(codes[level])}
-        column_of = [-1 if rolled[n] is None else index[rolled[n]] for n in distinct.tolist()]  # type: ignore[index]
-        column = np.array(column_of, dtype=np.int64)[which.reshape(-1)]
-        rated = column >= 0
-        item_ids, item_row = _rows_of(labels.items[rated])
-        width = len(codes[level])
-        pair, n = np.unique(item_row * np.int64(width) + column[rated], return_counts=True)
-        everyone = Members(item_ids, np.zeros(len(item_ids), dtype=np.int64), [""])
+        rated = rated_pairs(labels.items, labels.nodes, rolled_up(lineage, depth), codes[level])
+        everyone = Members(rated.items, np.zeros(len(rated.items), dtype=np.int64), [""])
         for grouping, of in {"all": everyone, **groupings}.items():
-            group = _group_of(item_ids, of)
+            group = _group_of(rated.items, of)
             found = agreement.tallies_of_pairs(
-                pair // width, pair % width, n, group, len(of.names), codes[level]
+                rated.row, rated.column, rated.n, group, len(of.names), codes[level]
             )
             for name, tally in zip(of.names, found, strict=True):
                 if tally.n_items:
                     out[(level, grouping, name)] = tally
     return out
-
-
-def _rows_of(items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(items, return_inverse=True) without sorting 2.7 million ids: a project's item
-    ids lie in a range not much wider than their number, so a lookup table over that range
-    (int32) numbers them in a fraction of the memory a sort takes."""
-    if not len(items):
-        return items.astype(np.int64), items.astype(np.int64)
-    low, high = int(items.min()), int(items.max())
-    if high - low > 16 * len(items):  # ids scattered far apart: sort after all
-        ids, rows = np.unique(items, return_inverse=True)
-        return ids, rows.reshape(-1)
-    present = np.zeros(high - low + 1, dtype=bool)
-    present[items - low] = True
-    ids = np.flatnonzero(present) + low
-    row_of = np.cumsum(present, dtype=np.int32) - 1
-    return ids.astype(np.int64), row_of[items - low]
 
 
 def _group_of(items: np.ndarray, members: Members) -> np.ndarray:

@@ -24,13 +24,12 @@ import numpy as np
 from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.db.models.functions import TruncWeek
 
-from annotation.figures.labels import fetch_rows, label_arrays, rolled_up
+from annotation.figures.labels import fetch_rows, label_arrays, rated_pairs, rolled_up
 from annotation.figures.tallies import LEVELS, Figures, project_figures
 from annotation.models import Annotation, Item, MergedRepeat, Project, Resolution
 from annotation.project_nodes import project_nodes
 from annotation.reporting.agreement import ALL_ITEMS, Cell, agreement_cell, group_cell, group_names
 from concord.input_checks import ascii_digits
-from taxonomy import agreement
 from taxonomy.models import Level, bilingual_name, reader_name
 from taxonomy.selectors import taxonomy_lineage
 
@@ -171,11 +170,19 @@ def project_confusion(project: Project, *, level: str = Level.THEME) -> Confusio
     labels = Annotation.objects.filter(item__project=project, is_pilot=False)
     items, nodes = label_arrays(labels)
     codes = sorted({code for code in rolled.values() if code}, key=code_order)
-    matrix = agreement.rating_matrix_from_labels(items, nodes, rolled, categories=codes)
-    in_use = matrix.counts.sum(axis=0) > 0  # every category of the level was passed in
-    categories_used = [c for c, kept in zip(matrix.categories, in_use, strict=True) if kept]
-    present = (matrix.counts[:, in_use] > 0).astype(np.int64)
-    together = present.T @ present  # [i, j]: items with a label in i and one in j
+    rated = rated_pairs(items, nodes, rolled, codes)
+    from scipy import sparse  # type: ignore[import-untyped]  # lazily: heavy, few pages need it
+
+    # items x categories, 1 where the item has a label in the category: sparse (a 10x project
+    # has 387,420 items), its product with itself is the small categories x categories table
+    present = sparse.csr_matrix(
+        (np.ones(len(rated.row), dtype=np.int64), (rated.row, rated.column)),
+        shape=(len(rated.items), len(codes)),
+    )
+    shared = (present.T @ present).toarray()  # [i, j]: items with a label in i and one in j
+    in_use = np.diag(shared) > 0  # every category of the level was passed in
+    categories_used = [c for c, kept in zip(codes, in_use, strict=True) if kept]
+    together = shared[np.ix_(in_use, in_use)]
     names = names_by_code(project.taxonomy.nodes.all())
     categories = []
     for i, code in enumerate(categories_used):
@@ -192,8 +199,8 @@ def project_confusion(project: Project, *, level: str = Level.THEME) -> Confusio
         categories=categories,
         counts=together.tolist(),
         pairs=pairs,
-        n_items=len(matrix.items),
-        n_mixed=int((present.sum(axis=1) > 1).sum()),
+        n_items=len(rated.items),
+        n_mixed=int((np.bincount(rated.row, minlength=len(rated.items)) > 1).sum()),
     )
 
 
