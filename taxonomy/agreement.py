@@ -143,34 +143,6 @@ def rating_matrix(
     return RatingMatrix(items, cats, counts)
 
 
-def rating_matrix_from_labels(
-    items: np.ndarray,
-    labels: np.ndarray,
-    category_of: Mapping[int, str | None],
-    categories: Sequence[str] | None = None,
-) -> RatingMatrix:
-    """rating_matrix for one entry per label, vectorised for study-scale projects (~270k labels):
-    item `items[k]` got label `labels[k]` (an int, e.g. a node id), which counts as category
-    `category_of[labels[k]]` (None: no rating). Items come out in ascending order."""
-    distinct, which = np.unique(labels, return_inverse=True)
-    category_of_distinct = [category_of[label] for label in distinct.tolist()]
-    used = {c for c in category_of_distinct if c is not None}
-    cats = tuple(categories) if categories is not None else tuple(sorted(used))
-    cat_index = {cat: j for j, cat in enumerate(cats)}
-    unknown = used - cat_index.keys()
-    if unknown:
-        raise ValueError(f"ratings use categories outside the list: {sorted(unknown)}")
-    column_of_distinct = [-1 if c is None else cat_index[c] for c in category_of_distinct]
-    column = np.array(column_of_distinct, dtype=np.int64)[which.reshape(-1)]
-    rated = column >= 0
-    item_ids, row = np.unique(np.asarray(items)[rated], return_inverse=True)
-    # int32: a count is at most the item's labels, and a 10x project's sub-theme matrix
-    # (387,420 x 90) takes half the memory int64 would
-    counts = np.zeros((len(item_ids), len(cats)), dtype=np.int32)
-    np.add.at(counts, (row.reshape(-1), column[rated]), 1)
-    return RatingMatrix(tuple(item_ids.tolist()), cats, counts)
-
-
 def roll_up(code: str | None, lineage: Mapping[str, Sequence[str]], depth: int) -> str | None:
     """The ancestor of `code` at `depth` (1 = type); None if the label is coarser than that."""
     if code is None:

@@ -56,7 +56,6 @@ from taxonomy.selectors import taxonomy_lineage
 logger = logging.getLogger(__name__)
 
 LEVELS = tuple(Level.values)  # type, theme, subtheme: depth 1, 2, 3
-GROUPINGS = ("all", "type", "repository", "week")
 # A project's rows are summed into one past this many (a kept write adds one): by the read that
 # finds them, and by beat (figures_compact) for the projects nobody reads meanwhile.
 COMPACT_AFTER_ROWS = 300
@@ -162,6 +161,7 @@ def project_members(project: Project, lineage: Lineage) -> dict[str, Members]:
 
 
 def computed_tallies(project: Project, lineage: Lineage) -> dict[Key, agreement.RatingTally]:
+    """The project's tallies from its labels, now (a rebuild; every read on SQLite)."""
     return tallies_from(
         lineage, project_labels(project), project_members(project, lineage), project.overlap_k
     )
@@ -210,7 +210,7 @@ def project_figures(project: Project) -> Figures:
 def figures_rebuilt_after_import(project: Project) -> None:
     """An import job's last step: its labels went around the tallies, which marked them stale;
     rebuild them in the worker rather than in the first request that asks for a figure (about
-    8 s on a 10x project). A failure leaves them stale, which the next read repairs."""
+    7 s on a 10x project). A failure leaves them stale, which the next read repairs."""
     try:
         project_figures(project)
     except Exception:

@@ -144,30 +144,34 @@ def annotation_submit(
         item = _LOCKED_ITEM.first(item=item.pk, project=item.project_id)
         if item is None:
             raise no_such_item()
-        with figures_kept(item):
-            project = item.project
-            if project.quota_per_volunteer is not None:
-                # the rule counts the volunteer's labels: their other submits wait till it commits
-                xact_lock(Lock.QUOTA, project.pk, volunteer.pk)
-            node_check(project=project, node=node)
-            # The rule first: when it lets the volunteer give a new label (most submits) they
-            # have none on the item, and looking for it would be a statement in vain under the
-            # lock.
-            now = timezone.now()
-            refusal = labeling_refusal(item=item, volunteer=volunteer, now=now)
-            if refusal is None:
+        project = item.project
+        if project.quota_per_volunteer is not None:
+            # the rule counts the volunteer's labels: their other submits wait till this commits
+            xact_lock(Lock.QUOTA, project.pk, volunteer.pk)
+        node_check(project=project, node=node)
+        # The rule first: when it lets the volunteer give a new label (most submits) they have
+        # none on the item, and looking for it would be a statement in vain under the lock.
+        now = timezone.now()
+        refusal = labeling_refusal(item=item, volunteer=volunteer, now=now)
+        if refusal is None:
+            # the agreement figures follow the writes only: a refused or repeated submit
+            # (below) writes nothing and reads nothing more
+            with figures_kept(item):
                 created = _annotation_create(
                     item=item, volunteer=volunteer, node=node, summary=summary, now=now
                 )
-                return created, True
-            mine = own_annotation(item=item, volunteer=volunteer)
-            if mine is None:
-                raise labeling_refused(refusal, item, volunteer)
-            mine.item = item
-            if mine.node_id == node.pk and mine.summary == summary:
-                return mine, False
-            return _annotation_edit(item=item, annotation=mine, node=node, summary=summary,
-                                    version=version), False  # fmt: skip
+            return created, True
+        mine = own_annotation(item=item, volunteer=volunteer)
+        if mine is None:
+            raise labeling_refused(refusal, item, volunteer)
+        mine.item = item
+        if mine.node_id == node.pk and mine.summary == summary:
+            return mine, False
+        with figures_kept(item):
+            edited = _annotation_edit(
+                item=item, annotation=mine, node=node, summary=summary, version=version
+            )
+        return edited, False
 
 
 def _annotation_create(*, item: Item, volunteer, node: Node, summary: str, now) -> Annotation:

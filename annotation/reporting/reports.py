@@ -1,12 +1,10 @@
 """Reads behind the Reports section (leads and admins): the agreement dashboard, the confusion
 view, the distribution of final labels, and the volunteers' weekly throughput.
 
-The dashboard builds on annotation.reporting.agreement.project_agreement's approach: every
-non-pilot label of the project is fetched once as two aligned arrays (item id, node id), and the
-three levels are rolled up from those arrays in numpy
-(taxonomy.agreement.rating_matrix_from_labels), so all type x level cells, every repository and
-every week come from a handful of aggregate queries (38,742 items x 7 labels in well under a
-second on PostgreSQL).
+The dashboard reads the project's agreement tallies (annotation.figures.tallies: kept up to date
+label by label on PostgreSQL), grouped by final type, repository and ISO week at each level; the
+confusion view reads a level's labels as sparse (item, category) pairs
+(annotation.figures.labels.rated_pairs, the tallies' own rule).
 
 Every cell is annotation.reporting.agreement.agreement_cell, the same computation as the
 agreement page, its API and `manage.py agreement`: where coverage is uneven, Fleiss' kappa on the
