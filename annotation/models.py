@@ -153,7 +153,10 @@ class Membership(models.Model):
 
 
 class Item(models.Model):
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    # no index of its own: item_unique leads with it (migration 0022)
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="items", db_index=False
+    )
     issue = models.ForeignKey(Issue, on_delete=models.PROTECT, related_name="items")
     stage = models.CharField(max_length=20, choices=Stage.choices, default=Stage.CANDIDATE)
     label_count = models.PositiveSmallIntegerField(
@@ -193,7 +196,10 @@ class Item(models.Model):
 class Annotation(models.Model):
     """One volunteer's label on one item; unique per item and volunteer (a retry is a no-op)."""
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    # no index of its own: annotation_unique leads with it (migration 0022)
+    item = models.ForeignKey(
+        Item, on_delete=models.CASCADE, related_name="annotations", db_index=False
+    )
     volunteer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotations"
     )
@@ -242,7 +248,10 @@ class Reservation(models.Model):
     """An item handed to a volunteer by "next item": counts toward k until it expires, is
     submitted or skipped, so two volunteers are never sent the same last slot."""
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="reservations")
+    # no index of its own: reservation_unique leads with it (migration 0022)
+    item = models.ForeignKey(
+        Item, on_delete=models.CASCADE, related_name="reservations", db_index=False
+    )
     volunteer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reservations"
     )
@@ -430,8 +439,14 @@ class AuditEvent(models.Model):
     """Who did what, when, from what to what: append-only (written by annotation.audit)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_events")
+    # no index of its own: audit_item leads with it (migration 0022)
     item = models.ForeignKey(
-        Item, null=True, blank=True, on_delete=models.CASCADE, related_name="audit_events"
+        Item,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="audit_events",
+        db_index=False,
     )
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from enum import IntEnum
 
 from django.db import connection, models, transaction
+from django.db.models.expressions import RawSQL
 
 
 def upsert(
@@ -176,3 +177,14 @@ def xact_lock(lock: Lock, *ids: int, shared: bool = False) -> None:
     function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {function}(%s, %s)", [int(lock), key])
+
+
+def many_ids(ids: Iterable[int]) -> RawSQL | list[int]:
+    """The right-hand side of an `__in` filter on tens of thousands of ids (an import's chunk): on
+    PostgreSQL one array parameter (`IN (SELECT unnest(...))`), where Django prepares and sends
+    each id as a parameter of its own (a tenth of a study-size import's Python time, #31);
+    elsewhere the list."""
+    ids = list(ids)
+    if connection.vendor == "postgresql":
+        return RawSQL("SELECT unnest(%s::bigint[])", [ids])
+    return ids

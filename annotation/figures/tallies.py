@@ -401,6 +401,31 @@ def figures_kept(item: Item) -> Iterator[None]:
         saved(FigureTally(project_id=item.project_id, entries=change))
 
 
+@contextmanager
+def figures_marked_stale(project: Project) -> Iterator[None]:
+    """Around a bulk write of `project`'s labels (an import), inside its transaction: mark the
+    tallies stale once, up front, and let the write's statements pass the stale-marking trigger
+    of migration 0020, which would otherwise join every statement's rows to their items to find
+    the projects to mark (at 10x, a label import's chunks: seconds). The next read, or the
+    import job's figures_rebuilt_after_import, rebuilds them. Only `project`'s labels may be
+    written inside."""
+    connection = connections[FigureTally.objects.db]
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO annotation_figurestate (project_id, generation, basis) "
+            "VALUES (%s, 1, '') ON CONFLICT (project_id) "
+            "DO UPDATE SET generation = annotation_figurestate.generation + 1; "
+            "SELECT set_config('concord.figures_kept', 'on', true)",
+            [project.pk],
+        )
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('concord.figures_kept', 'off', true)")
+
+
 def _item_rows(connection, item: int, *, kept: str) -> list[tuple]:
     """One item's labels (node, epoch seconds, the codes of its path) with its repository and
     its final label's type, and the trigger's flag set: migration 0021's function, whose plan

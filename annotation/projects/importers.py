@@ -37,6 +37,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotation.figures.tallies import figures_marked_stale
 from annotation.gate import OPERATOR, Write, gate
 from annotation.lifecycle import Move, Outcome, item_outcome, items_move, resolution_method
 from annotation.models import (
@@ -52,7 +53,7 @@ from annotation.models import (
 )
 from annotation.project_nodes import project_nodes
 from annotation.projects.services import entry_stage
-from concord.db import refresh_planner_statistics_as_it_grows
+from concord.db import many_ids, refresh_planner_statistics_as_it_grows
 from concord.errors import ConcordError, RowError, not_utf8
 from ingest.details import details_request
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
@@ -412,11 +413,12 @@ def _write(*, project: Project, checked: Checked, name: str) -> ImportReport:
     columns, repeats = checked.columns, checked.repeats
     volunteers = _column_volunteers(project, columns, name)
     written = _Written()
-    for n, rows in enumerate(checked.rows.chunks(), start=1):
-        kept = [row for row in rows if not repeats.see(row)]
-        if kept:
-            _write_chunk(project, kept, columns, volunteers, name, written)
-        refresh_planner_statistics_as_it_grows(n, Issue, Item, Annotation, Resolution)
+    with figures_marked_stale(project):
+        for n, rows in enumerate(checked.rows.chunks(), start=1):
+            kept = [row for row in rows if not repeats.see(row)]
+            if kept:
+                _write_chunk(project, kept, columns, volunteers, name, written)
+            refresh_planner_statistics_as_it_grows(n, Issue, Item, Annotation, Resolution)
     if written.errors:
         raise ImportFailed(written.errors)
     # A file of URLs alone (no label columns) makes items with nothing but their URL: their text
@@ -454,12 +456,16 @@ def _write_chunk(
         written.issue_ids += issue_of_row
     # only the chunk's own items: files imported one after another (a replication package's
     # dozens) would otherwise read the whole project's labels again for each file
-    old_items = dict(project.items.filter(issue_id__in=issue_of_row).values_list("issue_id", "pk"))
+    old_items = dict(
+        project.items.filter(issue_id__in=many_ids(issue_of_row)).values_list("issue_id", "pk")
+    )
     created = _create_items(project, rows, issue_of_row, old_items, name)
     item_of_row = [old_items.get(i) or created.by_issue[i] for i in issue_of_row]
     existing = _existing_labels(list(old_items.values()))
     resolved = dict(
-        Resolution.objects.filter(item_id__in=old_items.values()).values_list("item_id", "node_id")
+        Resolution.objects.filter(item_id__in=many_ids(old_items.values())).values_list(
+            "item_id", "node_id"
+        )
     )
     new = _new_rows(rows, item_of_row, columns, volunteers, existing, resolved, name)
     new.resolutions[:0] = created.unanimous
@@ -592,7 +598,9 @@ def _create_items(
         ("project_id", "issue_id", "label_count", "stage", "agreement"),
         [(project.pk, issue, n, o.stage, o.agreement) for issue, (n, o) in outcomes.items()],
     )
-    by_issue = dict(project.items.filter(issue_id__in=list(outcomes)).values_list("issue_id", "pk"))
+    by_issue = dict(
+        project.items.filter(issue_id__in=many_ids(outcomes)).values_list("issue_id", "pk")
+    )
     return _Created(
         moves=[
             Move(by_issue[issue], initial, o.stage, {"file": name}, inserted=True)
@@ -692,7 +700,7 @@ def _placeholder(project: Project, column: int, name: str):
 
 def _existing_labels(item_ids: list[int]) -> dict[tuple[int, int], int]:
     """(item, volunteer) -> node of the labels the items hold already."""
-    rows = Annotation.objects.filter(item_id__in=item_ids).values_list(
+    rows = Annotation.objects.filter(item_id__in=many_ids(item_ids)).values_list(
         "item_id", "volunteer_id", "node_id"
     )
     return {(i, v): n for i, v, n in rows.iterator(chunk_size=BATCH)}

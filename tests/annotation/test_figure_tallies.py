@@ -15,6 +15,7 @@ from django.db import connection
 from annotation.figures import tallies
 from annotation.figures.tallies import computed_tallies, project_figures
 from annotation.models import Annotation, FigureState, FigureTally, Item, Stage
+from annotation.projects.importers import study_labels_import_bytes
 from annotation.reporting.agreement import project_agreement
 from annotation.review.services import item_reopen, item_resolve
 from taxonomy.selectors import taxonomy_lineage
@@ -100,6 +101,31 @@ def test_a_write_around_the_services_marks_them_stale_and_the_next_read_is_right
     assert state(project)[0] == generation + 1  # the trigger marked them stale
     assert_figures_are_the_labels(project)
     assert state(project) == (generation + 1, generation + 1)  # rebuilt by the read
+
+
+def test_an_import_marks_them_stale_once_and_the_next_read_counts_it(project, personas, trio):
+    item = open_item(project, owner="vllm-project", repo="vllm")
+    for volunteer, code in zip(trio, ["C.1", "C.2", "C.2"], strict=True):
+        label(item, volunteer, code)
+    project_figures(project)
+    generation, _built = state(project)
+    rows = "\n".join(
+        f"https://github.com/pytorch/pytorch/issues/{n},C.1,{code},C.1,"
+        for n, code in ((1, "C.1"), (2, "A.3"), (3, "B.1"))
+    )
+    study_labels_import_bytes(
+        project=project,
+        actor=personas["admin"],
+        data=f"Issue_URL,Label1,Label2,Label3,Final_Label\n{rows}\n".encode(),
+        name="week1.csv",
+    )
+
+    assert state(project)[0] == generation + 1  # once, for the whole file
+    assert_figures_are_the_labels(project)
+    # the trigger's pass is the import's only: a write after it, in the same transaction,
+    # marks them stale again
+    Annotation.objects.filter(item=item).update(node=node(project, "A.3"))
+    assert state(project)[0] == generation + 2
 
 
 def test_a_changed_tree_rebuilds_them(project, personas, trio):

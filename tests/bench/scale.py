@@ -391,6 +391,13 @@ def labeling_figures(table: Table, name: str, results, *, open_loop: bool) -> No
     if open_loop:
         table.add(f"{name}: arrivals late, p99", [r.behind_p99_ms for r in results], "ms")
     table.memory(f"{name}: largest server process", [r.largest_rss_mb for r in results])
+    # what limits the rate on a shared box: CPU per stored label, by who spends it
+    for who, attr in (("PostgreSQL", "pg"), ("web + worker", "server"), ("volunteers", "client")):
+        table.add(
+            f"{name}: {who} CPU per label",
+            [getattr(r, f"{attr}_cpu_per_label_ms") for r in results],
+            "ms",
+        )
     table.add(f"{name}: lost + past k", [float(r.lost + r.over_k) for r in results], "", 0.0)
     for error in [e for r in results for e in r.errors][:5]:
         print(f"  ERROR {error}")
