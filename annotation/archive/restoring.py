@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 
 from annotation.archive import FORMAT, MANIFEST, VERSION
 from annotation.archive.tables import TABLE_NAMES, TABLES, Table, User
+from annotation.figures.tallies import figures_rebuilt_after_import
 from annotation.models import Item, Project
 from concord.db import refresh_planner_statistics_on_commit
 from concord.errors import ConcordError, Conflict, RowError, Where
@@ -145,6 +146,7 @@ def archive_restore(path: Path, *, slug: str | None = None) -> RestoreReport:
         project = Project.objects.get(pk=restorer.project_id())
         for model in (Issue, Item):
             refresh_planner_statistics_on_commit(model)
+    figures_rebuilt_after_import(project)  # as the import jobs do: not in the first request
     return RestoreReport(project=project, made=restorer.made, found=restorer.found)
 
 
