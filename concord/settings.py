@@ -275,9 +275,12 @@ EXPORT_KEEP_DAYS = env.int("EXPORT_KEEP_DAYS", default=30)
 
 # ---------------------------------------------------------------- API
 REST_FRAMEWORK = {
+    # the token first: DRF answers a request it cannot authenticate with the first class's
+    # challenge, so a missing, wrong or revoked token is a 401 with `WWW-Authenticate: Token`
+    # (the session's class has no challenge: a 403)
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "concord.tokens.PreparedTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -106,7 +106,7 @@ def test_who_gets_in(client, personas, world, call):
             assert not (code == 302 and "/accounts/login/" in response["Location"])
             continue
         if person == "anonymous":
-            expected = (401, 403) if api else (302,)
+            expected = (401,) if api else (302,)
         elif person == "outsider":
             expected = (404,)
         else:
