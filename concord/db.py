@@ -3,7 +3,7 @@ transaction advisory locks that keep the labeling rule's inputs still under a su
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from enum import IntEnum
 
 from django.db import connection, models, transaction
@@ -128,17 +128,24 @@ def refresh_planner_statistics_as_it_grows(chunk: int, *written: type[models.Mod
 def refresh_planner_statistics_on_commit(model: type[models.Model]) -> None:
     """refresh_planner_statistics once the transaction commits, once however often the
     transaction asks (an item import adds its items a chunk at a time in one transaction, issue
-    25). What is queued is read from Django's own list of on-commit callbacks, which a rollback
-    empties."""
-    queued = (getattr(entry[1], "analyzes", None) for entry in connection.run_on_commit)
-    if model in queued:
+    25)."""
+    on_commit_once(("analyze", model), lambda: refresh_planner_statistics(model))
+
+
+def on_commit_once(key: Hashable, callback: Callable[[], object]) -> None:
+    """transaction.on_commit(callback), unless this transaction has queued one under `key`
+    already: a write made a chunk at a time asks for its after-commit step once per chunk. What
+    is queued is read from Django's own list of on-commit callbacks, which a rollback (of the
+    transaction, or of the savepoint that queued it) empties."""
+    queued = (getattr(entry[1], "once_key", None) for entry in connection.run_on_commit)
+    if key in queued:
         return
 
-    def refresh() -> None:
-        refresh_planner_statistics(model)
+    def once() -> None:
+        callback()
 
-    refresh.analyzes = model  # type: ignore[attr-defined]  # the mark read above
-    transaction.on_commit(refresh)
+    once.once_key = key  # type: ignore[attr-defined]  # the mark read above
+    transaction.on_commit(once)
 
 
 class Lock(IntEnum):

@@ -21,7 +21,7 @@ def test_a_table_is_analyzed_once_per_transaction_however_often_asked(
         for _ in range(3):
             refresh_planner_statistics_on_commit(Item)
         refresh_planner_statistics_on_commit(Issue)
-    assert sorted(c.analyzes.__name__ for c in queued) == ["Issue", "Item"]
+    assert sorted(c.once_key[1].__name__ for c in queued) == ["Issue", "Item"]
 
 
 def test_a_rolled_back_request_does_not_stop_the_next_from_being_queued(
@@ -30,7 +30,7 @@ def test_a_rolled_back_request_does_not_stop_the_next_from_being_queued(
     with transaction.atomic():
         refresh_planner_statistics_on_commit(Item)
         transaction.set_rollback(True)
-    assert not [e for e in connection.run_on_commit if getattr(e[1], "analyzes", None)]
+    assert not [e for e in connection.run_on_commit if getattr(e[1], "once_key", None)]
     with django_capture_on_commit_callbacks() as queued:
         refresh_planner_statistics_on_commit(Item)
     assert len(queued) == 1

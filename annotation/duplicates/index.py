@@ -35,6 +35,7 @@ from annotation.jobs import (
     job_queue,
 )
 from annotation.models import DuplicateIndex, DuplicatePair, Item, JobStatus, Project
+from concord.db import on_commit_once
 from ingest.services import insert_rows
 
 logger = logging.getLogger(__name__)
@@ -61,8 +62,10 @@ def duplicate_index_queue(*, project: Project, actor=OPERATOR) -> DuplicateIndex
 
 def duplicate_index_after_items(project: Project) -> None:
     """Items were added to `project` (annotation.projects.services): index them once this
-    transaction commits. Part of the items' own write, which the gate already allowed."""
-    transaction.on_commit(lambda: duplicate_index_queue(project=project))
+    transaction commits, once however many chunks it added (without a broker a build runs as it
+    is queued, and would run again for each chunk). Part of the items' own write, which the
+    gate already allowed."""
+    on_commit_once(("duplicate index", project.pk), lambda: duplicate_index_queue(project=project))
 
 
 def duplicate_index_current(project: Project) -> DuplicateIndex | None:

@@ -8,13 +8,14 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.db import transaction
 from django.urls import reverse
 
 from annotation.duplicates.index import duplicate_index_queue, duplicate_index_run
 from annotation.duplicates.similarity import similar_pairs
 from annotation.duplicates.text import Report
 from annotation.gate import OPERATOR, Write
-from annotation.models import DuplicateIndex, DuplicatePair, Item, NotDuplicate, Stage
+from annotation.models import DuplicateIndex, DuplicatePair, Item, JobStatus, NotDuplicate, Stage
 from annotation.projects.services import project_items_add
 from tests.annotation.lead_helpers import labeled_item, open_item, trio_fixture  # noqa: F401
 from tests.bench.duplicate_cases import DUPLICATES, HARD_NEGATIVES, filler
@@ -170,6 +171,27 @@ def test_items_added_are_indexed_after_commit_and_a_repeat_is_flagged_at_intake(
     added = project.items.get(issue_id=repeat.issue_id)
     pair = DuplicatePair.objects.get(project=project)
     assert (pair.item_a_id, pair.item_b_id, pair.at_intake) == (first.pk, added.pk, True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_items_added_a_chunk_at_a_time_are_indexed_by_one_build(study_taxonomy, eager_tasks):
+    """An item import adds a chunk at a time in one transaction. Without a broker (the embedded
+    default) a queued build runs at once, after the commit: one queued per chunk built the index
+    once per chunk."""
+    from tests.conftest import make_personas, make_project
+
+    project = make_project(study_taxonomy)
+    admin = make_personas(project)["admin"]
+    issues = [item_with(project, f"Report {n}", HANG) for n in range(3)]
+    for item in issues:
+        item.delete()  # re-added below, a chunk each, through the one way items arrive
+    with transaction.atomic():
+        for item in issues:
+            project_items_add(
+                project=project, actor=admin, write=Write.ITEMS_IMPORT, issue_ids=[item.issue_id]
+            )
+    (build,) = DuplicateIndex.objects.filter(project=project)
+    assert (build.status, build.items_indexed) == (JobStatus.DONE, 3)
 
 
 def test_one_queued_build_per_project_takes_every_arrival(project):
