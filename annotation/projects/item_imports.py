@@ -104,11 +104,10 @@ def item_import_run(*, job_id: int) -> ItemImport | None:
         else:
             _write(job, actor, total)
     except WriteRefused as exc:  # archived, or the requester's role lost, since it was queued
-        job_fail(ItemImport, job_id, exc.message)
+        _fail(job, exc.message)
     except Exception:
         logger.exception("item import %s failed", job_id)
-        message = _("The import stopped on an unexpected error; nothing was added.")
-        job_fail(ItemImport, job_id, message)
+        _fail(job, _("The import stopped on an unexpected error; nothing was added."))
     job.refresh_from_db()
     return job
 
@@ -189,13 +188,18 @@ def _fail_with(job: ItemImport, errors: list[RowError]) -> None:
     if len(errors) > MAX_REPORTED:
         shown += "; " + _("and %(more)s more") % {"more": len(errors) - MAX_REPORTED}
     message = _("%(count)s problem(s); nothing was imported: %(problems)s")
-    job_fail(
-        ItemImport,
-        job.pk,
+    _fail(
+        job,
         message % {"count": len(errors), "problems": shown},
         problems=[{**e.where.as_dict(), "message": e.message} for e in errors],
-        file="",
     )
+
+
+def _fail(job: ItemImport, message: str, **result) -> None:
+    """A failed job is over (a person sends the file again): its file is not kept. A worker
+    killed mid-job is another matter: the job stays running, and the sweep sends it again with
+    its file."""
+    job_fail(ItemImport, job.pk, message, file="", **result)
     _remove_file(job)
 
 

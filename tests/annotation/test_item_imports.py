@@ -503,6 +503,8 @@ def test_a_failure_after_some_chunks_are_written_takes_them_all_back(
     assert job.status == JobStatus.FAILED
     assert job.error == "The import stopped on an unexpected error; nothing was added."
     assert (Issue.objects.count(), Comment.objects.count(), project.items.count()) == (0, 0, 0)
+    assert job.file == ""  # a failed job is over: its file is not left behind
+    assert list(item_import_dir().iterdir()) == []
 
 
 def stored_state(project) -> tuple:
