@@ -117,7 +117,9 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
     idf = np.log((shape[0] + 1) / (df + 1)).astype(np.float32) + 1
     for start in range(0, shape[0], WEIGHT_ROWS):
         _weigh(matrix, slice(start, start + WEIGHT_ROWS), idf)
-    rare = df <= max(RARE_FLOOR, RARE_SHARE * shape[0])
+    # A term of one report alone links it to none: left out of the candidates' product (exactly
+    # the same pairs), which at 10x was a third of its entries. Its weight stays in the norms.
+    rare = (df >= 2) & (df <= max(RARE_FLOOR, RARE_SHARE * shape[0]))
     return matrix, rare
 
 
