@@ -421,7 +421,7 @@ def figures_marked_stale(project: Project) -> Iterator[None]:
             "SELECT set_config('concord.figures_kept', 'on', true)",
             [project.pk],
         )
-    yield
+    yield  # an error in the write rolls the flag back with it (set_config is transactional)
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config('concord.figures_kept', 'off', true)")
 
