@@ -802,11 +802,12 @@ class NotDuplicate(models.Model):
 class FigureState(models.Model):
     """Whether a project's FigureTally rows can be trusted (annotation.figures.tallies).
 
-    `generation` is bumped by a PostgreSQL trigger (migration 0020) whenever a label or final
-    label of the project is written other than through tallies.figures_kept, which keeps the
-    tallies itself; `built` is the generation the tallies were last rebuilt at, and `basis` the
-    digest of what they were rolled up by (the taxonomy's tree and codes, k). The tallies hold
-    when built == generation and the basis is today's."""
+    `generation` is bumped (concord_figures_stale_mark, migration 0023) by a PostgreSQL trigger
+    whenever a label or final label of the project is written other than through
+    tallies.figures_kept, which keeps the tallies itself, and once per import
+    (tallies.figures_marked_stale); `built` is the generation the tallies were last rebuilt at,
+    and `basis` the digest of what they were rolled up by (the taxonomy's tree and codes, k).
+    The tallies hold when built == generation and the basis is today's."""
 
     # No foreign key in the database: the trigger may mark a project whose deletion is under
     # way (its labels go first), and its row must not stop the project's own deletion.

@@ -404,21 +404,19 @@ def figures_kept(item: Item) -> Iterator[None]:
 @contextmanager
 def figures_marked_stale(project: Project) -> Iterator[None]:
     """Around a bulk write of `project`'s labels (an import), inside its transaction: mark the
-    tallies stale once, up front, and let the write's statements pass the stale-marking trigger
-    of migration 0020, which would otherwise join every statement's rows to their items to find
-    the projects to mark (at 10x, a label import's chunks: seconds). The next read, or the
-    import job's figures_rebuilt_after_import, rebuilds them. Only `project`'s labels may be
-    written inside."""
+    tallies stale once, up front, with the trigger's own mark (migration 0023), and let the
+    write's statements pass the stale-marking trigger of migration 0020, which would otherwise
+    join every statement's rows to their items to find the projects to mark (at 10x, a label
+    import's chunks: seconds). The next read, or the import job's figures_rebuilt_after_import,
+    rebuilds them. Only `project`'s labels may be written inside."""
     connection = connections[FigureTally.objects.db]
     if connection.vendor != "postgresql":
         yield
         return
     with connection.cursor() as cursor:
         cursor.execute(
-            "INSERT INTO annotation_figurestate (project_id, generation, basis) "
-            "VALUES (%s, 1, '') ON CONFLICT (project_id) "
-            "DO UPDATE SET generation = annotation_figurestate.generation + 1; "
-            "SELECT set_config('concord.figures_kept', 'on', true)",
+            "SELECT concord_figures_stale_mark(ARRAY[%s]::bigint[]), "  # the trigger's own mark
+            "set_config('concord.figures_kept', 'on', true)",
             [project.pk],
         )
     yield  # an error in the write rolls the flag back with it (set_config is transactional)
