@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from datetime import UTC, date, datetime
 
 import pytest
 
 from annotation.models import Annotation, Item, Method, Resolution, Role, ScreeningVote, Stage
 from annotation.projects.importers import study_labels_import
+from annotation.reporting import exports
 from annotation.reporting.exports import (
     FINAL_HEADER,
     LONG_HEADER,
@@ -276,6 +278,26 @@ def test_long_format_has_one_row_per_label_with_each_level_in_its_columns(small)
             "1",
         ],
     ]
+
+
+@pytest.mark.parametrize("chunk", [1, 2])
+def test_the_long_format_reads_the_same_in_pages_of_any_size(small, monkeypatch, chunk):
+    """The labelled items are read CHUNK at a time, each page after the last (flat memory at
+    any size): a page boundary anywhere, between labelled items or across the unlabelled ones,
+    neither drops nor repeats a label."""
+    labels = Annotation.objects.filter(item__project=small).count()
+
+    def read() -> list[list[str]]:
+        # a line more than the export has at most: a paging that repeats a page fails, not hangs
+        lines = itertools.islice(
+            export_lines(small, export_options(small, format="long")), labels + 2
+        )
+        return list(csv.reader(io.StringIO("".join(lines).removeprefix("\ufeff"), newline="")))
+
+    whole = read()
+    assert len(whole) == 1 + labels  # the header and a row per label
+    monkeypatch.setattr(exports, "CHUNK", chunk)
+    assert read() == whole
 
 
 def test_final_format_has_one_row_per_resolved_item(small):
