@@ -300,8 +300,8 @@ def _labelled_pages(items: QuerySet[Item], *columns: str) -> Iterator[list[tuple
     """_pages of only the items with a label. Early in a large project most items have none,
     and reading them all cost 1.8 s for 1,000 labels in a 38,742-item project (issue 17). The
     labelled ids come from range scans of the label table's item index over the items' id
-    range, CHUNK distinct ids a scan; asked as a join, the planner expects half of the items labelled and reads every label
-    of every project (tests.bench.exports, "long, sparse")."""
+    range, CHUNK distinct ids a scan; asked as a join, the planner expects half of the items
+    labelled and reads every label of every project (tests.bench.exports, "long, sparse")."""
     bounds = items.aggregate(low=Min("pk"), high=Max("pk"))
     if bounds["low"] is None:
         return
