@@ -4,7 +4,7 @@ figures, the reports and the statistics read (annotation.figures.tallies, .repor
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
@@ -123,16 +123,13 @@ def grouped_arrays(rows: QuerySet, key: str, value) -> tuple[np.ndarray, np.ndar
     from django.contrib.postgres.aggregates import ArrayAgg
 
     grouped = rows.values_list(key).annotate(values=ArrayAgg(value)).order_by()
-    sql, params = grouped.query.sql_with_params()
     keys, arrays = [], []
-    with connections[rows.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        # Row by row: psycopg2 makes a row's list of ints as it is fetched, so one key's list
-        # lives at a time; fetchall() held every value as a Python int at once (2.7 million at
-        # 10x: a rebuild's fetch peaked about 50 MB higher).
-        for group, values in cursor:
-            keys.append(group)
-            arrays.append(np.array(values, dtype=np.int64))
+    # Row by row: psycopg2 makes a row's list of ints as it is fetched, so one key's list lives
+    # at a time; fetch_rows() held every value as a Python int at once (2.7 million at 10x: a
+    # rebuild's fetch peaked about 50 MB higher).
+    for group, values in streamed_rows(grouped):
+        keys.append(group)
+        arrays.append(np.array(values, dtype=np.int64))
     sizes = [len(array) for array in arrays]
     values = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
     return np.repeat(np.array(keys, dtype=np.int64), sizes), values
@@ -141,10 +138,15 @@ def grouped_arrays(rows: QuerySet, key: str, value) -> tuple[np.ndarray, np.ndar
 def fetch_rows(rows: QuerySet) -> list[tuple]:
     """A values_list query's rows straight from the cursor: the same tuples of ints, without
     Django's per-row converters (a third of the time at study scale)."""
+    return list(streamed_rows(rows))
+
+
+def streamed_rows(rows: QuerySet) -> Iterator[tuple]:
+    """fetch_rows one row at a time, each made as it is read."""
     sql, params = rows.query.sql_with_params()
     with connections[rows.db].cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        yield from cursor
 
 
 @dataclass(frozen=True)

@@ -1,3 +1,5 @@
+from importlib import import_module
+
 from django.db import migrations
 
 # One place for "these projects' agreement tallies are stale": the trigger of 0020 (a write that
@@ -23,18 +25,10 @@ BEGIN
     RETURN NULL;
 END $$;
 """
-STALE_BEFORE = """
-CREATE OR REPLACE FUNCTION concord_figures_stale() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF coalesce(current_setting('concord.figures_kept', true), '') = 'on' THEN
-        RETURN NULL;
-    END IF;
-    INSERT INTO annotation_figurestate (project_id, generation, basis)
-    SELECT DISTINCT i.project_id, 1, '' FROM changed c JOIN annotation_item i ON i.id = c.item_id
-    ON CONFLICT (project_id) DO UPDATE SET generation = annotation_figurestate.generation + 1;
-    RETURN NULL;
-END $$;
-"""
+# The way back puts 0020's own function back, read from 0020 rather than written here again.
+STALE_BEFORE = import_module(
+    "annotation.migrations.0020_issue-31_figure_tallies"
+).STALE_FUNCTION.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
 
 
 def one_mark(apps, schema_editor):
