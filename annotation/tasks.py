@@ -6,6 +6,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from annotation.duplicates.tasks import duplicate_index_run
+from annotation.figures.tasks import figures_rebuild
 from annotation.interviews.tasks import interview_import_run
 from annotation.package.tasks import package_import_run
 from annotation.projects.tasks import item_import_run, label_import_run
@@ -17,6 +18,7 @@ __all__ = [
     "export_files_expire",
     "export_job_run",
     "figures_compact_crowded",
+    "figures_rebuild",
     "interview_import_run",
     "item_import_run",
     "jobs_resume_stale",

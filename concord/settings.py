@@ -250,6 +250,11 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True  # a killed worker's task comes back ...
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... and services are idempotent, so a rerun is harmless
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker child whose peak RSS passed this (KiB) is replaced once its task ends: a big import
+# leaves its process holding what the allocator kept (a 10x label import: 100 -> 160 MB), and
+# the next heavy task would start from there (annotation.figures.tallies.figures_rebuild_queue).
+# A fresh child is about 100 MB, so light tasks never trip it.
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", default=150_000)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="concord")
 # Tasks outside a `tasks` module, which autodiscovery would not find: the password-reset mail.

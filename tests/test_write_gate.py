@@ -1333,6 +1333,7 @@ OTHER_TASKS = {
     "annotation.tasks.export_job_run": "an export: reads the project, allowed while archived",
     "annotation.tasks.export_files_expire": "removes expired export files",
     "annotation.tasks.figures_compact_crowded": "sums the agreement tallies' rows: no change",
+    "annotation.tasks.figures_rebuild": "rebuilds the tallies from the labels, as a read does",
     "annotation.tasks.jobs_resume_stale": "sends stale jobs again (they ask the gate when run)",
     "ingest.tasks.harvest_continue": "ingest (site-wide)",
     "ingest.tasks.harvest_resume_stale": "ingest (site-wide)",

@@ -14,7 +14,7 @@ from pathlib import Path
 from django.conf import settings
 from django.utils.translation import gettext as _
 
-from annotation.figures.tallies import figures_rebuilt_after_import
+from annotation.figures.tallies import figures_rebuild_queue
 from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
     Queued,
@@ -90,7 +90,7 @@ def package_import_run(*, job_id: int) -> PackageImport | None:
         job_fail(PackageImport, job_id, _("The import stopped on an unexpected error."))
     else:
         job_finish(PackageImport, job_id, report=report.as_json())
-        figures_rebuilt_after_import(job.project)
+        figures_rebuild_queue(job.project)
     path.unlink(missing_ok=True)
     job.refresh_from_db()
     return job

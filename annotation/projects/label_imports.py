@@ -17,7 +17,7 @@ from pathlib import Path
 from django.conf import settings
 from django.utils.translation import gettext as _
 
-from annotation.figures.tallies import figures_rebuilt_after_import
+from annotation.figures.tallies import figures_rebuild_queue
 from annotation.gate import OPERATOR, Write, gate
 from annotation.jobs import (
     Queued,
@@ -117,7 +117,7 @@ def label_import_run(*, job_id: int) -> LabelImportJob | None:
     else:
         job_finish(LabelImportJob, job_id, report=report)
         shutil.rmtree(label_import_dir() / Path(job.files[0]["stored"]).parent, ignore_errors=True)
-        figures_rebuilt_after_import(job.project)
+        figures_rebuild_queue(job.project)
     job.refresh_from_db()
     return job
 

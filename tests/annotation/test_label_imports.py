@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
+from django.db.models import F
 from django.utils import translation
 from rest_framework.test import APIClient
 
@@ -64,7 +65,9 @@ def test_upload_page_queues_a_job_and_its_page_shows_the_report(client, personas
     assert not (var_dir / "label-imports" / job.files[0]["stored"]).exists()  # cleaned up
 
 
-def test_the_job_leaves_the_agreement_figures_rebuilt(personas, project, var_dir):
+def test_the_job_leaves_the_agreement_figures_rebuilt(personas, project, var_dir, eager_tasks):
+    """The job queues the rebuild as a task of its own (run here at once, as without a broker;
+    a real worker runs it in test_a_real_worker_imports_an_upload)."""
     needs_postgres(connection)
     queued = label_import_queue(
         project=project,
@@ -162,6 +165,12 @@ def test_a_real_worker_imports_an_upload(
             lambda: (j := LabelImportJob.objects.get(pk=queued.job.pk)).status == "done" and j,
             120,
             "the worker to import both files",
+        )
+        # then the tallies' rebuild the job queued, a task of its own
+        wait_for(
+            lambda: FigureState.objects.filter(project=project, built=F("generation")).exists(),
+            60,
+            "the worker to rebuild the agreement tallies the import left stale",
         )
     assert [entry["ok"] for entry in done.report] == [True, True]
     assert done.files_done == 2

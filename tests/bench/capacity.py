@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,6 +256,15 @@ class Tree:
         each = self.each_memory_kib()
         return sum(r for r, _ in each) / 1024, sum(p for _, p in each) / 1024
 
+    def largest_peak_mb(self) -> float:
+        """The largest peak RSS (VmHWM) among the tree's processes alive now."""
+        peaks = [0]
+        for pid in self.pids():
+            with contextlib.suppress(OSError):  # it ended meanwhile
+                lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+                peaks += [int(line.split()[1]) for line in lines if line.startswith("VmHWM:")]
+        return max(peaks) / 1024
+
     def largest_rss_mb(self) -> float:
         """RSS of the tree's largest process now."""
         return max((r for r, _ in self.each_memory_kib()), default=0) / 1024
@@ -284,18 +294,27 @@ def served(workers: int | None, threads: int | None, **env_overrides: str):
     worker as docker-compose.yml runs it, both with production settings (and `env_overrides`,
     e.g. REDIS_URL)."""
     env = production_env(**env_overrides)
-    with gunicorn_server(workers, threads, env) as server:
-        celery = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "concord", "worker", "--loglevel", "WARNING",
-             "--queues", "bench-capacity"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            time.sleep(3)  # the worker's children start
-            yield Tree(server.base_url, [server.process.pid, celery.pid])
-        finally:
-            celery.terminate()
-            celery.wait(timeout=30)
+    with (
+        gunicorn_server(workers, threads, env) as server,
+        celery_worker(env, "bench-capacity") as worker,
+    ):
+        yield Tree(server.base_url, [server.process.pid, worker])
+
+
+@contextmanager
+def celery_worker(env: dict, queue: str) -> Iterator[int]:
+    """A Celery worker as docker-compose.yml runs it, with `env`, on `queue`; its pid."""
+    celery = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "concord", "worker", "--loglevel", "WARNING",
+         "--queues", queue],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        time.sleep(3)  # the worker's children start
+        yield celery.pid
+    finally:
+        celery.terminate()
+        celery.wait(timeout=30)
 
 
 # ------------------------------------------------------------------------------ one run

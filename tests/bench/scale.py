@@ -10,6 +10,8 @@ of --runs runs, printed beside its target:
               build of the duplicate index the import queued (the worker's next task).
 * import    - the 10x file into an empty project (study_labels_import, as `manage.py
               import_labels` runs it) <= 120 s; every run in a fresh process, peak RSS <= 300 MB.
+              Then as the browser's import sends it: a file per repository, one label import
+              job, run as the worker runs it, ending with the tallies' rebuild; the same targets.
 * agreement - Fleiss' kappa with intervals per final type at type, theme and sub-theme level
               (tests.bench.run.agreement_runs), the three together <= 1 s.
 * reports   - the Reports dashboard (tests.bench.reports.report_runs) <= 1 s.
@@ -93,6 +95,44 @@ def step_import(path: str) -> dict:
         "made": [report.items_created, report.annotations_created, report.resolutions_created],
         "repeats": len(report.repeats),
     }
+
+
+def step_queue_import_job(path: str) -> dict:
+    """The 10x file as a lead uploads it: one file per repository (as the study's labels come),
+    queued as one label import job into an empty project, its task sent to CELERY_QUEUE."""
+    from annotation.projects.label_imports import label_import_queue
+    from tests.bench.run import reset_work
+
+    project = reset_work(load_taxonomy())
+    uploads = repository_files(Path(path))
+    queued = label_import_queue(project=project, user=None, uploads=uploads, refuse_repeats=False)
+    return {"job": queued.job.pk, "files": len(uploads), "sent": queued.sent}
+
+
+def repository_files(path: Path) -> list:
+    """The study file's rows split by repository (the issue URL's owner/name), the header on
+    each; a repository too big for one upload is cut into parts that fit."""
+    from annotation.projects.label_imports import MAX_FILE_BYTES, Upload
+
+    with path.open("rb") as file:
+        header = file.readline()
+        by_repository: dict[str, list[bytes]] = {}
+        for line in file:
+            repository = b"/".join(line.split(b"/", 5)[3:5]).decode()
+            by_repository.setdefault(repository, []).append(line)
+    uploads = []
+    for repository, lines in by_repository.items():
+        name = repository.replace("/", "-")
+        part: list[bytes] = []
+        size = len(header)
+        for line in lines:
+            if size + len(line) > MAX_FILE_BYTES:
+                uploads.append(Upload(f"{name}-{len(uploads)}.csv", header + b"".join(part)))
+                part, size = [], len(header)
+            part.append(line)
+            size += len(line)
+        uploads.append(Upload(f"{name}.csv", header + b"".join(part)))
+    return uploads
 
 
 def step_agreement(runs: int) -> dict:
@@ -188,6 +228,7 @@ def step_duplicates(slug: str) -> dict:
 
 STEPS = {
     "import": step_import,
+    "queue_import_job": step_queue_import_job,
     "duplicates": step_duplicates,
     "agreement": lambda runs: step_agreement(int(runs)),
     "reports": lambda runs: step_reports(int(runs)),
@@ -216,10 +257,11 @@ def run_step(name: str, args: list[str]) -> int:
     return 0
 
 
-def child(name: str, *args: object) -> dict:
-    """Run one step in a process of its own; returns its JSON line."""
+def child(name: str, *args: object, env: dict | None = None) -> dict:
+    """Run one step in a process of its own (with `env` added to ours); returns its JSON line."""
     command = [sys.executable, "-m", "tests.bench.scale", "--step", name, *map(str, args)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    environ = {**os.environ, **(env or {})}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=environ)
     if done.returncode:
         sys.exit(f"bench: step {name} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -287,7 +329,46 @@ def phase_import(table: Table, *, path: Path, runs: int) -> None:
         "study-format label import", [r["seconds"][0] for r in results], "s", TARGETS["import"]
     )
     table.memory("label import", [r["peak_mib"] for r in results])
+    jobs = [import_job_run(path) for _ in range(runs)]
+    table.add("label import job (worker)", [j["seconds"] for j in jobs], "s", TARGETS["import"])
+    table.add("then the tallies' rebuild (worker)", [j["rebuild"] for j in jobs], "s")
+    table.memory("label import job, rebuild (worker)", [j["peak_mib"] for j in jobs])
     prepare_study_project()
+
+
+def import_job_run(path: Path) -> dict:
+    """The same labels through the browser's path, against a Celery worker run as in
+    production: a file per repository, one label import job, then the tallies' rebuild the job
+    queues. The job's seconds (its row's start to finish), the rebuild's (from the job's end to
+    the tallies built), and the largest peak RSS of the worker's processes (sampled: a child the
+    worker replaces takes its peak with it)."""
+    from django.db.models import F
+
+    from annotation.models import FigureState, JobStatus, LabelImportJob
+    from tests.bench.capacity import Tree, celery_worker
+    from tests.stack import production_env
+
+    queue = "bench-scale-imports"
+    queued = child("queue_import_job", path, env={"CELERY_QUEUE": queue})  # waits in Redis
+    with celery_worker(production_env(CELERY_QUEUE=queue), queue) as pid:
+        tree, peak = Tree("", [pid]), 0.0
+        ended = built = None
+        while built is None:
+            time.sleep(0.2)
+            peak = max(peak, tree.largest_peak_mb())
+            job = LabelImportJob.objects.get(pk=queued["job"])
+            if job.status == JobStatus.FAILED:
+                sys.exit(f"bench: the import job failed: {job.error}")
+            if job.status == JobStatus.DONE:
+                ended = ended or time.perf_counter()
+                states = FigureState.objects.filter(project=job.project_id, built=F("generation"))
+                built = time.perf_counter() if states.exists() else None
+    print(f"  import job: {queued['files']} files, one per repository")
+    return {
+        "seconds": (job.finished_at - job.started_at).total_seconds(),
+        "rebuild": built - ended,
+        "peak_mib": peak,
+    }
 
 
 def prepare_study_project() -> None:
