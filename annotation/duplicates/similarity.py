@@ -30,6 +30,7 @@ RARE_FLOOR = 20
 CANDIDATE_FLOOR = 0.12  # a candidate shares at least this much weight in rare terms
 BLOCK_ROWS = 2000  # rows per block of the product: bounds its memory
 WEIGHT_ROWS = 20_000  # rows weighed at a time
+COUNT_BLOCK = 1 << 22  # entries counted at a time (_column_counts)
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
     data = np.frombuffer(tfs, dtype=np.float32)
     matrix = sparse.csr_matrix((data, indices, rows), shape=shape)
     del data, indices, rows, indptr, tfs, columns  # the matrix holds what it needs
-    df = np.bincount(matrix.indices, minlength=shape[1])
+    df = _column_counts(matrix.indices, shape[1])
     idf = np.log((shape[0] + 1) / (df + 1)).astype(np.float32) + 1
     for start in range(0, shape[0], WEIGHT_ROWS):
         _weigh(matrix, slice(start, start + WEIGHT_ROWS), idf)
@@ -121,6 +122,16 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
     # the same pairs), which at 10x was a third of its entries. Its weight stays in the norms.
     rare = (df >= 2) & (df <= max(RARE_FLOOR, RARE_SHARE * shape[0]))
     return matrix, rare
+
+
+def _column_counts(indices: np.ndarray, width: int) -> np.ndarray:
+    """np.bincount(indices, minlength=width), COUNT_BLOCK entries at a time: bincount first
+    casts what it counts to int64, a copy of 8 bytes per entry of the whole matrix (37 MB for
+    the 10x bench's 4.6 million, more with richer text)."""
+    counts = np.zeros(width, np.int64)
+    for start in range(0, len(indices), COUNT_BLOCK):
+        counts += np.bincount(indices[start : start + COUNT_BLOCK], minlength=width)
+    return counts
 
 
 def _weigh(matrix: sparse.csr_matrix, rows: slice, idf: np.ndarray) -> None:

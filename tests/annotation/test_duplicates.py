@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.db import transaction
 from django.urls import reverse
 
+from annotation.duplicates import similarity
 from annotation.duplicates.index import duplicate_index_queue, duplicate_index_run
 from annotation.duplicates.similarity import similar_pairs
 from annotation.duplicates.text import Report
@@ -124,6 +125,19 @@ def test_the_evaluation_set_reaches_its_goal_at_the_default_threshold():
     hits = len(predicted & truth)
     assert hits / len(predicted) >= 0.9
     assert hits / len(truth) >= 0.9
+
+
+@pytest.mark.parametrize("block", [1, 7])
+def test_the_pairs_are_the_same_whatever_block_the_terms_are_counted_in(monkeypatch, block):
+    """The terms' document frequencies are counted COUNT_BLOCK entries at a time (a 10x build's
+    memory); blocks of 1 and 7 entries must find exactly the pairs, at the same cosines, as one
+    block of them all."""
+    issues = [i for pair in DUPLICATES + HARD_NEGATIVES for i in pair] + filler(60)
+    reports = [Report(k, i.tracker, i.title, i.body) for k, i in enumerate(issues)]
+    whole = similar_pairs(reports).pairs
+    monkeypatch.setattr(similarity, "COUNT_BLOCK", block)
+    assert similar_pairs(reports).pairs == whole
+    assert len(whole) >= len(DUPLICATES) // 2  # enough pairs for the comparison to mean something
 
 
 # ---------------------------------------------------------------- the index

@@ -5,9 +5,10 @@ million labels) with repeated rows, on its own PostgreSQL database (default `con
 the bench empties its issue tables, so the name must contain "bench"). Each figure is the median
 of --runs runs, printed beside its target:
 
-* items     - a JSONL item import of as many issues as the 10x study (tests.bench.item_imports:
-              its file, the worker in a process of its own); worker peak RSS <= 300 MB. Then the
-              build of the duplicate index the import queued (the worker's next task).
+* items     - a JSONL item import of as many issues as the 10x study (tests.bench.item_imports'
+              file), queued as the API queues it and run by a Celery worker as in production,
+              then the build of the duplicate index the import queues (the worker's next task);
+              the worker's processes' peak RSS <= 300 MB.
 * import    - the 10x file into an empty project (study_labels_import, as `manage.py
               import_labels` runs it) <= 120 s; every run in a fresh process, peak RSS <= 300 MB.
               Then as the browser's import sends it: a file per repository, one label import
@@ -19,8 +20,10 @@ of --runs runs, printed beside its target:
               bench moves one label to another type and checks that the kappa changes at once.
 * exports   - study format <= 20 s; the long format (one row per label, 2.7 M rows) <= 60 s with
               flat memory (its process's peak RSS against that of a quarter of the rows).
-* package   - the replication package written from the 10x project, and its archive
-              (manage.py archive_project) and restore: time and peak RSS (<= 300 MB, streamed).
+* package   - the replication package written from the 10x project, then uploaded into a new
+              project (its job and the tallies' rebuild it queues, run by a Celery worker), and
+              the project's archive (manage.py archive_project) and restore: time and peak RSS
+              (<= 300 MB, streamed).
 * labeling  - against gunicorn and a Celery worker (tests.bench.capacity `served`), on a project
               holding the 10x study's 387,420 issues as open items (k=3, theme depth):
               7 volunteers with no think time (closed loop) >= 100 labels/s, next-item and submit
@@ -46,7 +49,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from tests.bench.run import (
     PROJECT_SLUG,
@@ -64,8 +70,10 @@ from tests.bench.study10x import study10x_csv, study10x_path, study10x_rows
 from tests.stack import PrivateRedis
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_scale"
+T = TypeVar("T")
 PHASES = ("items", "import", "agreement", "reports", "exports", "package", "labeling")
 LABELING_SLUG = "bench-scale-labeling"
+PACKAGE_SLUG = "bench-scale-package"
 RSS_TARGET_MB = 300.0
 TARGETS = {
     "import": 120.0,
@@ -107,6 +115,35 @@ def step_queue_import_job(path: str) -> dict:
     uploads = repository_files(Path(path))
     queued = label_import_queue(project=project, user=None, uploads=uploads, refuse_repeats=False)
     return {"job": queued.job.pk, "files": len(uploads), "sent": queued.sent}
+
+
+def step_queue_item_import(path: str) -> dict:
+    """The JSONL file queued as the API queues it, into an emptied project (its issue tables
+    emptied too), its task sent to CELERY_QUEUE."""
+    from annotation.projects.item_imports import item_import_start
+    from tests.bench.item_imports import empty
+
+    project = empty(load_taxonomy())
+    with Path(path).open("rb") as file:
+        blocks = iter(partial(file.read, 1024 * 1024), b"")
+        queued = item_import_start(project=project, user=None, name=Path(path).name, blocks=blocks)
+    return {"job": queued.job.pk, "sent": queued.sent}
+
+
+def step_queue_package_import(package: str) -> dict:
+    """The replication package uploaded into a new project (the last run's deleted first), as
+    the package page queues it, its task sent to CELERY_QUEUE."""
+    from annotation.models import Project
+    from annotation.package.imports import package_project
+    from annotation.package.jobs import package_import_queue
+
+    Project.objects.filter(slug=PACKAGE_SLUG).delete()
+    project = package_project(
+        slug=PACKAGE_SLUG, name="Bench (10x package)", taxonomy=load_taxonomy()
+    )
+    data = Path(package).read_bytes()
+    queued = package_import_queue(project=project, user=None, name=Path(package).name, data=data)
+    return {"job": queued.job.pk, "sent": queued.sent}
 
 
 def repository_files(path: Path) -> list:
@@ -217,19 +254,11 @@ def step_restore(archive: str) -> dict:
     return {"seconds": [seconds], "counts": work_counts(study_project())}
 
 
-def step_duplicates(slug: str) -> dict:
-    from annotation.duplicates.index import duplicate_index_run
-    from annotation.models import DuplicateIndex, JobStatus
-
-    job = DuplicateIndex.objects.filter(project__slug=slug, status=JobStatus.QUEUED).last()
-    seconds, done = timed(lambda: duplicate_index_run(job_id=job.pk))
-    return {"seconds": [seconds], "items": done.items_indexed, "pairs": done.pairs_found}
-
-
 STEPS = {
     "import": step_import,
     "queue_import_job": step_queue_import_job,
-    "duplicates": step_duplicates,
+    "queue_item_import": step_queue_item_import,
+    "queue_package_import": step_queue_package_import,
     "agreement": lambda runs: step_agreement(int(runs)),
     "reports": lambda runs: step_reports(int(runs)),
     "export": lambda fmt, runs, repo="": step_export(fmt, int(runs), repo),
@@ -302,7 +331,7 @@ class Table:
 
 
 def phase_items(table: Table, *, rows: int, runs: int) -> None:
-    from tests.bench.item_imports import empty, issue_lines, run_import
+    from tests.bench.item_imports import issue_lines
 
     print(f"items: a JSONL file of {rows:,} issues")
     with tempfile.TemporaryDirectory(prefix="concord-bench-scale-") as folder:
@@ -310,14 +339,57 @@ def phase_items(table: Table, *, rows: int, runs: int) -> None:
         with path.open("w", encoding="utf-8") as file:
             file.writelines(issue_lines(rows))
         size = path.stat().st_size / 1e6
-        results = [run_import(empty(load_taxonomy()), path) for _ in range(runs)]
-    table.add(f"item import, JSONL {size:.0f} MB, first", [r["seconds"] for r in results], "s")
-    table.memory("item import worker", [r["peak_mib"] for r in results])
-    # The import queues a build of the project's duplicate index, the worker's next task.
-    result = child("duplicates", "bench-imports")
-    print(f"  duplicate index: {result['items']:,} items, {result['pairs']:,} pairs")
-    table.add("duplicate index build after it", result["seconds"], "s")
-    table.memory("duplicate index build (worker)", [result["peak_mib"]])
+        results = [item_import_job_run(path) for _ in range(runs)]
+    print(f"  duplicate index: {results[-1]['items']:,} items, {results[-1]['pairs']:,} pairs")
+    table.add(f"item import, JSONL {size:.0f} MB (worker)", [r["seconds"] for r in results], "s")
+    table.add("then the duplicate index it queues (worker)", [r["index"] for r in results], "s")
+    table.memory("item import, duplicate index (worker)", [r["peak_mib"] for r in results])
+
+
+def item_import_job_run(path: Path) -> dict:
+    """The item import as a Celery worker runs it, then the duplicate index build it queues:
+    each job's seconds (its row's start to finish), the index's size, and the largest peak RSS
+    among the worker's processes (worker_watched)."""
+    from annotation.models import DuplicateIndex, ItemImport, JobStatus
+
+    queue = "bench-scale-items"
+    queued = child("queue_item_import", path, env={"CELERY_QUEUE": queue})  # waits in Redis
+
+    def both_done() -> tuple | None:
+        job = ItemImport.objects.get(pk=queued["job"])
+        index = DuplicateIndex.objects.filter(project=job.project_id).last()
+        for each in (job, index):
+            if each is not None and each.status == JobStatus.FAILED:
+                sys.exit(f"bench: {each._meta.verbose_name} failed: {each.error}")
+        done = index is not None and index.status == JobStatus.DONE
+        return (job, index) if job.status == JobStatus.DONE and done else None
+
+    peak, (job, index) = worker_watched(queue, both_done)
+    return {
+        "seconds": (job.finished_at - job.started_at).total_seconds(),
+        "index": (index.finished_at - index.started_at).total_seconds(),
+        "items": index.items_indexed,
+        "pairs": index.pairs_found,
+        "peak_mib": peak,
+    }
+
+
+def worker_watched(queue: str, finished: Callable[[], T | None]) -> tuple[float, T]:
+    """A Celery worker as in production on `queue` (the tasks sent there wait for it), until
+    `finished()` returns something (polled every 0.2 s); the largest peak RSS among the worker's
+    processes meanwhile (sampled: a child the worker replaces takes its own peak with it, so a
+    task's last 0.2 s may go unseen), and what `finished()` returned."""
+    from tests.bench.capacity import Tree, celery_worker
+    from tests.stack import production_env
+
+    with celery_worker(production_env(CELERY_QUEUE=queue), queue) as pid:
+        tree, peak = Tree("", [pid]), 0.0
+        while True:
+            time.sleep(0.2)
+            peak = max(peak, tree.largest_peak_mb())
+            result = finished()
+            if result is not None:
+                return peak, result
 
 
 def phase_import(table: Table, *, path: Path, runs: int) -> None:
@@ -331,42 +403,48 @@ def phase_import(table: Table, *, path: Path, runs: int) -> None:
     table.memory("label import", [r["peak_mib"] for r in results])
     jobs = [import_job_run(path) for _ in range(runs)]
     table.add("label import job (worker)", [j["seconds"] for j in jobs], "s", TARGETS["import"])
-    table.add("then the tallies' rebuild (worker)", [j["rebuild"] for j in jobs], "s")
+    table.add("label import job: the rebuild after it", [j["rebuild"] for j in jobs], "s")
     table.memory("label import job, rebuild (worker)", [j["peak_mib"] for j in jobs])
     prepare_study_project()
 
 
 def import_job_run(path: Path) -> dict:
-    """The same labels through the browser's path, against a Celery worker run as in
-    production: a file per repository, one label import job, then the tallies' rebuild the job
-    queues. The job's seconds (its row's start to finish), the rebuild's (from the job's end to
-    the tallies built), and the largest peak RSS of the worker's processes (sampled: a child the
-    worker replaces takes its peak with it)."""
-    from django.db.models import F
-
-    from annotation.models import FigureState, JobStatus, LabelImportJob
-    from tests.bench.capacity import Tree, celery_worker
-    from tests.stack import production_env
+    """The same labels through the browser's path: a file per repository, one label import
+    job (job_then_rebuild)."""
+    from annotation.models import LabelImportJob
 
     queue = "bench-scale-imports"
     queued = child("queue_import_job", path, env={"CELERY_QUEUE": queue})  # waits in Redis
-    with celery_worker(production_env(CELERY_QUEUE=queue), queue) as pid:
-        tree, peak = Tree("", [pid]), 0.0
-        ended = built = None
-        while built is None:
-            time.sleep(0.2)
-            peak = max(peak, tree.largest_peak_mb())
-            job = LabelImportJob.objects.get(pk=queued["job"])
-            if job.status == JobStatus.FAILED:
-                sys.exit(f"bench: the import job failed: {job.error}")
-            if job.status == JobStatus.DONE:
-                ended = ended or time.perf_counter()
-                states = FigureState.objects.filter(project=job.project_id, built=F("generation"))
-                built = time.perf_counter() if states.exists() else None
     print(f"  import job: {queued['files']} files, one per repository")
+    return job_then_rebuild(LabelImportJob, queued["job"], queue)
+
+
+def job_then_rebuild(model, job_id: int, queue: str) -> dict:
+    """A queued import job (`model`, `job_id`) as a Celery worker runs it on `queue`, then the
+    tallies' rebuild it queues: the job's seconds (its row's start to finish), the rebuild's
+    (from when the job was seen done to the tallies seen built), and the worker's largest peak
+    RSS (worker_watched)."""
+    from django.db.models import F
+
+    from annotation.models import FigureState, JobStatus
+
+    ended: list[float] = []
+
+    def built() -> tuple | None:
+        job = model.objects.get(pk=job_id)
+        if job.status == JobStatus.FAILED:
+            sys.exit(f"bench: the {model._meta.verbose_name} failed: {job.error}")
+        if job.status != JobStatus.DONE:
+            return None
+        if not ended:
+            ended.append(time.perf_counter())
+        states = FigureState.objects.filter(project=job.project_id, built=F("generation"))
+        return (job, time.perf_counter()) if states.exists() else None
+
+    peak, (job, rebuilt) = worker_watched(queue, built)
     return {
         "seconds": (job.finished_at - job.started_at).total_seconds(),
-        "rebuild": built - ended,
+        "rebuild": rebuilt - ended[0],
         "peak_mib": peak,
     }
 
@@ -424,12 +502,26 @@ def phase_exports(table: Table, *, runs: int) -> None:
 
 
 def phase_package(table: Table, *, runs: int, folder: Path) -> Path:
+    from annotation.models import PackageImport
+
     archive = folder / "scale-archive.zip"
     for kind, target in (("package", folder / "scale-package.zip"), ("archive", archive)):
         results = [child("package", kind, target) for _ in range(runs)]
         print(f"  {kind}: {results[-1]['rows']:,} rows, {results[-1]['mb']:.0f} MB")
         table.add(f"{kind} written", [r["seconds"][0] for r in results], "s")
         table.memory(kind, [r["peak_mib"] for r in results])
+    # The package uploaded into a new project, as the browser does it: its job, then the
+    # tallies' rebuild it queues. The restore below empties the issue tables it filled.
+    queue = "bench-scale-packages"
+    imports = []
+    for _ in range(runs):
+        queued = child(
+            "queue_package_import", folder / "scale-package.zip", env={"CELERY_QUEUE": queue}
+        )
+        imports.append(job_then_rebuild(PackageImport, queued["job"], queue))
+    table.add("package imported (worker)", [r["seconds"] for r in imports], "s")
+    table.add("package import: the rebuild after it", [r["rebuild"] for r in imports], "s")
+    table.memory("package import, rebuild (worker)", [r["peak_mib"] for r in imports])
     result = child("restore", archive)
     print(f"  restored: {result['counts']}")
     table.add("archive restored", result["seconds"], "s")
