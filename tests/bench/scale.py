@@ -357,7 +357,7 @@ def item_import_job_run(path: Path) -> dict:
 
     def both_done() -> tuple | None:
         job = ItemImport.objects.get(pk=queued["job"])
-        index = DuplicateIndex.objects.filter(project=job.project_id).last()
+        index = DuplicateIndex.objects.filter(project=job.project_id).order_by("pk").last()
         for each in (job, index):
             if each is not None and each.status == JobStatus.FAILED:
                 sys.exit(f"bench: {each._meta.verbose_name} failed: {each.error}")
