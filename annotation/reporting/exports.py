@@ -446,23 +446,29 @@ def study_rows(project: Project, options: ExportOptions) -> Iterator[list]:
 
 
 def study_table(
-    project: Project, options: ExportOptions
+    project: Project, options: ExportOptions, *, ids: tuple[int, int] | None = None
 ) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
     """The study format's header, and its data rows with their item ids (the replication
-    package places each row by its item)."""
+    package places each row by its item); `ids` (first, last): only the items in that range
+    (the package import reads one label file's rows at a time)."""
     volunteers = export_volunteers(project)
     width = len(volunteers)
     header = [URL_COLUMN, *(f"Label{j}" for j in range(1, width + 1)), FINAL_COLUMN]
-    return header, _study_item_rows(project, options, volunteers)
+    return header, _study_item_rows(project, options, volunteers, ids)
 
 
 def _study_item_rows(
-    project: Project, options: ExportOptions, volunteers: list[tuple[int, str]]
+    project: Project,
+    options: ExportOptions,
+    volunteers: list[tuple[int, str]],
+    ids: tuple[int, int] | None,
 ) -> Iterator[tuple[int, list[str]]]:
     column_of = {user: j for j, (user, _) in enumerate(volunteers)}
     width = len(volunteers)
     rolled = _Tree(project).rolled_up(Level.depth_of(options.level))
     items = _study_items(filtered_items(project, options))
+    if ids is not None:
+        items = items.filter(pk__range=ids)
     for page in _pages(items, "issue__url", "resolution__node_id"):
         labels: dict[int, list[str]] = {pk: [""] * width for pk, _, _ in page}
         for item, volunteer, node in _page_labels(page, "volunteer_id", "node_id"):
