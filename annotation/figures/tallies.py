@@ -215,10 +215,10 @@ def figures_rebuild_queue(project: Project) -> None:
 
     A task of its own, not the job's last lines: an import leaves its worker process larger
     than it found it (freed memory the allocator keeps: a 10x label import, 87 -> 160 MB), and
-    the rebuild's own 140 MB on top of that peaked at 308 MB. The worker replaces a child whose
-    peak passed CELERY_WORKER_MAX_MEMORY_PER_CHILD once its task ends, so the rebuild starts
-    in a lean process. Not sent (the broker is down) or failed, the tallies stay stale and the
-    next read rebuilds them."""
+    the rebuild's own 140 MB on top of that took a worker's child to 328 MB. The worker replaces
+    a child whose peak passed CELERY_WORKER_MAX_MEMORY_PER_CHILD once its task ends, so the
+    rebuild starts in a lean process. Not sent (the broker is down) or failed, the tallies stay
+    stale and the next read rebuilds them."""
     from annotation.figures.tasks import figures_rebuild
 
     send(figures_rebuild, project.pk)
