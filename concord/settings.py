@@ -251,7 +251,7 @@ CELERY_TASK_ACKS_LATE = True  # a killed worker's task comes back ...
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... and services are idempotent, so a rerun is harmless
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # A worker child whose peak RSS passed this (KiB) is replaced once its task ends: a big import
-# leaves its process holding what the allocator kept (a 10x label import: 100 -> 160 MB), and
+# leaves its process holding what the allocator kept (a 10x label import: 87 -> 160 MB), and
 # the next heavy task would start from there (annotation.figures.tallies.figures_rebuild_queue).
 # A fresh child is about 100 MB, so light tasks never trip it.
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", default=150_000)

@@ -40,7 +40,7 @@ from annotation.models import (
 from annotation.package.reading import PackageContents, PackageEntry
 from annotation.projects.importers import MAX_REPORTED, ImportFailed, study_labels_import_bytes
 from annotation.projects.settings import project_create, project_update
-from annotation.reporting.exports import study_table
+from annotation.reporting.exports import ExportOptions, study_table
 from annotation.reporting.package import package_options, package_row
 from concord.db import refresh_planner_statistics_on_commit
 from concord.errors import ConcordError, Conflict, RowError, utf8_text
@@ -215,9 +215,7 @@ def _record_label_files(project: Project, items: _Items, entries: list[PackageEn
         layout, text = decoded(entry.data, entry.path)
         records = islice(csv_records(text), 1, None)  # the first read: the file's URLs
         item_of = items.by_url([cells[0].strip() for _, cells in records if cells])
-        ids = (min(item_of.values()), max(item_of.values())) if item_of else (0, -1)
-        wanted = set(item_of.values())
-        row_of = {pk: row for pk, row in study_table(project, options, ids=ids)[1] if pk in wanted}
+        row_of = _study_rows_of(project, options, set(item_of.values()))
         file = _new_file(project, entry, layout)
         lines: list[tuple] = []
         seen: set[int] = set()
@@ -240,6 +238,16 @@ def _record_label_files(project: Project, items: _Items, entries: list[PackageEn
             else:
                 lines.append(_line(file, position, item))
         insert_rows(PackageLine, LINE_FIELDS, lines)
+
+
+def _study_rows_of(
+    project: Project, options: ExportOptions, wanted: set[int]
+) -> dict[int, list[str]]:
+    """The study rows of the items in `wanted` (study_table over their id range: one file's)."""
+    if not wanted:
+        return {}
+    _, table = study_table(project, options, ids=(min(wanted), max(wanted)))
+    return {pk: row for pk, row in table if pk in wanted}
 
 
 def _record_year_lists(

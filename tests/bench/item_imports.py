@@ -83,15 +83,20 @@ def issues_jsonl(rows: int) -> str:
     return "".join(issue_lines(rows))
 
 
-def run_import(project, path: Path) -> dict:
-    """Queue the file as the API does, then run the job in a worker process of its own."""
+def queued_import(project, path: Path, *, enqueue: bool):
+    """The file queued as the API queues it (read in blocks, as an upload arrives); the Queued."""
     from annotation.projects.item_imports import item_import_start
 
     with path.open("rb") as file:
         blocks = iter(partial(file.read, 1024 * 1024), b"")
-        job = item_import_start(
-            project=project, user=None, name=path.name, blocks=blocks, enqueue=False
-        ).job
+        return item_import_start(
+            project=project, user=None, name=path.name, blocks=blocks, enqueue=enqueue
+        )
+
+
+def run_import(project, path: Path) -> dict:
+    """Queue the file as the API does, then run the job in a worker process of its own."""
+    job = queued_import(project, path, enqueue=False).job
     command = [sys.executable, "-m", "tests.bench.item_imports", "--worker", str(job.pk)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode:

@@ -50,7 +50,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -120,13 +119,9 @@ def step_queue_import_job(path: str) -> dict:
 def step_queue_item_import(path: str) -> dict:
     """The JSONL file queued as the API queues it, into an emptied project (its issue tables
     emptied too), its task sent to CELERY_QUEUE."""
-    from annotation.projects.item_imports import item_import_start
-    from tests.bench.item_imports import empty
+    from tests.bench.item_imports import empty, queued_import
 
-    project = empty(load_taxonomy())
-    with Path(path).open("rb") as file:
-        blocks = iter(partial(file.read, 1024 * 1024), b"")
-        queued = item_import_start(project=project, user=None, name=Path(path).name, blocks=blocks)
+    queued = queued_import(empty(load_taxonomy()), Path(path), enqueue=True)
     return {"job": queued.job.pk, "sent": queued.sent}
 
 
