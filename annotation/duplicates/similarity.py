@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from annotation.duplicates.text import Boilerplate, Report, learn_boilerplate, report_terms
+from annotation.duplicates.text import (
+    Boilerplate,
+    Report,
+    learn_boilerplate,
+    report_terms,
+    words_forgotten,
+)
 
 if TYPE_CHECKING:  # scipy is imported where a build uses it: every web process need not hold it
     from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no types
@@ -31,6 +37,10 @@ CANDIDATE_FLOOR = 0.12  # a candidate shares at least this much weight in rare t
 BLOCK_ROWS = 2000  # rows per block of the product: bounds its memory
 WEIGHT_ROWS = 20_000  # rows weighed at a time
 COUNT_BLOCK = 1 << 22  # entries counted at a time (_column_counts)
+# A term's repeats in one report are held in 2 bytes while the reports are read (4 as a float
+# took 9 MB more at the 10x bench's 4.6 million terms: issue 31). No report comes near: GitHub
+# caps a body at 65,536 characters, and a term repeated more weighs as if repeated this often.
+MOST_REPEATS = 65_535
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,7 @@ def similar_pairs_read(
         for r in read():
             keys.append(r.key)
             yield report_terms(r, boilerplate.get(r.tracker, empty))
+        words_forgotten()  # every report is read: the arrays need the room from here on
 
     matrix, rare = _tfidf(counts())
     rows, cols, scores = _pairs_at_least(matrix, rare, threshold)
@@ -102,18 +113,20 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
     two terms' hashes merges two rare terms; at 64 bits it does not happen in practice.)"""
     from scipy import sparse
 
-    indptr, tfs, columns = array("q", [0]), array("f"), _Columns()
+    indptr, repeats, columns = array("q", [0]), array("H"), _Columns()
     for doc in counts:
         for term, n in doc.items():
             columns.add(hash(term))
-            tfs.append(1 + math.log(n))
-        indptr.append(len(tfs))
+            repeats.append(min(n, MOST_REPEATS))
+        indptr.append(len(repeats))
     indices, width = columns.numbered()
+    del columns
     shape = (len(indptr) - 1, width)
     rows = np.frombuffer(indptr, dtype=np.int64)
-    data = np.frombuffer(tfs, dtype=np.float32)
+    data = _sublinear_tf(np.frombuffer(repeats, dtype=np.uint16))
+    del repeats
     matrix = sparse.csr_matrix((data, indices, rows), shape=shape)
-    del data, indices, rows, indptr, tfs, columns  # the matrix holds what it needs
+    del data, indices, rows, indptr  # the matrix holds what it needs
     df = _column_counts(matrix.indices, shape[1])
     idf = np.log((shape[0] + 1) / (df + 1)).astype(np.float32) + 1
     for start in range(0, shape[0], WEIGHT_ROWS):
@@ -122,6 +135,13 @@ def _tfidf(counts: Iterable[Counter[str]]) -> tuple[sparse.csr_matrix, np.ndarra
     # the same pairs), which at 10x was a third of its entries. Its weight stays in the norms.
     rare = (df >= 2) & (df <= max(RARE_FLOOR, RARE_SHARE * shape[0]))
     return matrix, rare
+
+
+def _sublinear_tf(repeats: np.ndarray) -> np.ndarray:
+    """1 + ln(n) of each count, as float32: looked up in a table of the counts there are, so each
+    weight is the float64 result rounded once (what math.log gave term by term)."""
+    table = np.array([0, *(1 + math.log(n) for n in range(1, int(repeats.max(initial=0)) + 1))])
+    return table.astype(np.float32)[repeats]
 
 
 def _column_counts(indices: np.ndarray, width: int) -> np.ndarray:

@@ -115,6 +115,26 @@ def test_the_same_error_reported_in_chinese_and_english_is_a_duplicate():
     assert paired(found) == {(0, 1)}
 
 
+def test_a_build_after_one_that_gave_the_dictionary_back_reads_chinese_as_it_did():
+    """A build gives jieba's dictionary back once its reports are read (a worker's memory); the
+    next loads it again and must segment, and so score, exactly as the first."""
+    issues = [i for pair in DUPLICATES for i in pair if "gitee" in i.tracker] + filler(20)
+    reports = [Report(k, i.tracker, i.title, i.body) for k, i in enumerate(issues)]
+    first = similar_pairs(reports).pairs
+    assert similar_pairs(reports).pairs == first
+    assert first, "the Chinese cases pair: the comparison means something"
+
+
+def test_a_term_repeated_past_what_a_count_holds_weighs_as_the_most_it_holds():
+    """Counts are held in 2 bytes while reports are read: a term repeated more (hostile input)
+    is capped, not an overflow that fails the build."""
+    flood = " ".join(["overflow"] * (similarity.MOST_REPEATS + 10))
+    found = similar_pairs(
+        [Report(0, "t", "Flood", flood), Report(1, "t", "Flood", flood), Report(2, "t", "x", "y")]
+    )
+    assert paired(found) == {(0, 1)}
+
+
 def test_the_evaluation_set_reaches_its_goal_at_the_default_threshold():
     """The bench's set (tests/bench/duplicate_cases.py): precision and recall >= 0.9."""
     issues = [i for pair in DUPLICATES + HARD_NEGATIVES for i in pair] + filler(150)
