@@ -191,7 +191,18 @@ def many_ids(ids: Iterable[int]) -> RawSQL | list[int]:
     PostgreSQL one array parameter (`IN (SELECT unnest(...))`), where Django prepares and sends
     each id as a parameter of its own (a tenth of a study-size import's Python time, #31);
     elsewhere the list."""
-    ids = list(ids)
+    return _many(list(ids), "bigint")
+
+
+def many_texts(texts: Iterable[str]) -> RawSQL | list[str]:
+    """many_ids for text values (a file's issue URLs)."""
+    return _many(list(texts), "text")
+
+
+_UNNEST = {"bigint": "SELECT unnest(%s::bigint[])", "text": "SELECT unnest(%s::text[])"}
+
+
+def _many(values: list, sql_type: str) -> RawSQL | list:
     if connection.vendor == "postgresql":
-        return RawSQL("SELECT unnest(%s::bigint[])", [ids])
-    return ids
+        return RawSQL(_UNNEST[sql_type], [values])  # noqa: S611 - one of two constant statements
+    return values

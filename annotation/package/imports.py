@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -42,7 +43,7 @@ from annotation.projects.importers import MAX_REPORTED, ImportFailed, study_labe
 from annotation.projects.settings import project_create, project_update
 from annotation.reporting.exports import ExportOptions, study_table
 from annotation.reporting.package import package_options, package_row
-from concord.db import refresh_planner_statistics_on_commit
+from concord.db import many_ids, many_texts, refresh_planner_statistics_on_commit
 from concord.errors import ConcordError, Conflict, RowError, utf8_text
 from concord.file_layout import Layout, csv_record, csv_records, decoded, physical_lines
 from ingest.issue_refs import BadIssueUrl, parse_issue_url
@@ -115,10 +116,9 @@ def package_import(*, project: Project, actor, contents: PackageContents) -> Pac
                 }
             )
         if not errors:
-            items = _Items(project)
-            _record_label_files(project, items, contents.of_kind(PackageKind.LABELS))
+            _record_label_files(project, contents.of_kind(PackageKind.LABELS))
             years = contents.of_kind(PackageKind.YEAR_LIST)
-            _record_year_lists(project, items, years, report, errors)
+            _record_year_lists(project, years, report, errors)
             _keep_carried(project, contents.of_kind(PackageKind.CARRIED), report, errors)
             _read_interviews(project, actor, contents.of_kind(PackageKind.CARRIED), report, errors)
         if errors:
@@ -145,36 +145,47 @@ def _match_k(project: Project, actor, entries: list[PackageEntry], report, error
         report.notes.append(_("k set to %(k)d, the label files' Label columns.") % {"k": k})
 
 
-class _Items:
-    """The project's items, read once: by the URLs of a file as written, and their issues'
-    URLs as Concord spells them."""
+@dataclass(frozen=True)
+class _FileItems:
+    """The project's items that one file's URLs name: by each URL as the file writes it, and
+    each item's issue URL as Concord spells it."""
 
-    def __init__(self, project: Project) -> None:
-        rows = Item.objects.filter(project=project).values_list("pk", "issue_id", "issue__url")
-        self.of_issue: dict[int, int] = {}
-        self.url_of: dict[int, str] = {}
-        for pk, issue, url in rows.iterator(chunk_size=BATCH):
-            self.of_issue[issue] = pk
-            self.url_of[pk] = url
-        self.of_url = {url: pk for pk, url in self.url_of.items()}
+    of_url: dict[str, int]
+    url_of: dict[int, str]
 
-    def by_url(self, urls: list[str]) -> dict[str, int]:
-        """Item id of each URL the project holds (unreadable URLs left out). A URL spelled as
-        Concord spells it is found at once; another spelling goes through its issue."""
-        found = {url: self.of_url[url] for url in urls if url in self.of_url}
-        refs = {}
-        for url in dict.fromkeys(u for u in urls if u not in found):
-            try:
-                refs[url] = parse_issue_url(url)
-            except BadIssueUrl:
-                continue
-        issue_of = issues_ensure(refs.values())
-        found.update(
-            (url, self.of_issue[issue_of[ref]])
-            for url, ref in refs.items()
-            if issue_of[ref] in self.of_issue
-        )
-        return found
+
+def _file_items(project: Project, urls: list[str]) -> _FileItems:
+    """The items of `urls` (unreadable URLs, and those of issues the project does not hold, left
+    out), looked up for one file at a time: maps of the whole project's 387,420 URLs, held
+    through every file, were a quarter of a 10x package's import job (issue 31). A URL spelled
+    as Concord spells it is found by itself; another spelling goes through its issue."""
+    wanted = list(dict.fromkeys(urls))
+    items = Item.objects.filter(project=project)
+    spelled = items.filter(issue__url__in=many_texts(wanted)).values_list("issue__url", "pk")
+    of_url = dict(spelled.iterator(chunk_size=BATCH))
+    url_of = {pk: url for url, pk in of_url.items()}
+    refs = {}
+    for url in wanted:
+        if url in of_url:
+            continue
+        try:
+            refs[url] = parse_issue_url(url)
+        except BadIssueUrl:
+            continue
+    issue_of = issues_ensure(refs.values())
+    rows = items.filter(issue_id__in=many_ids(issue_of.values())).values_list(
+        "pk", "issue_id", "issue__url"
+    )
+    item_of_issue: dict[int, int] = {}
+    for pk, issue, url in rows.iterator(chunk_size=BATCH):
+        item_of_issue[issue] = pk
+        url_of[pk] = url
+    of_url.update(
+        (url, item_of_issue[issue_of[ref]])
+        for url, ref in refs.items()
+        if issue_of[ref] in item_of_issue
+    )
+    return _FileItems(of_url, url_of)
 
 
 LINE_FIELDS = ("file_id", "position", "item_id", "repeat", "raw", "cells")
@@ -201,7 +212,7 @@ def _ended(raw: str, newline: str) -> str:
     return raw if raw.endswith(("\n", "\r")) else raw + newline
 
 
-def _record_label_files(project: Project, items: _Items, entries: list[PackageEntry]) -> None:
+def _record_label_files(project: Project, entries: list[PackageEntry]) -> None:
     """A PackageLine per record, in order; its text is kept where the export would write the
     item otherwise (compared with the export's own rendering, study_table). The files were read
     by the label importer already: they decode and parse.
@@ -214,14 +225,14 @@ def _record_label_files(project: Project, items: _Items, entries: list[PackageEn
     for entry in entries:
         layout, text = decoded(entry.data, entry.path)
         records = islice(csv_records(text), 1, None)  # the first read: the file's URLs
-        item_of = items.by_url([cells[0].strip() for _, cells in records if cells])
-        row_of = _study_rows_of(project, options, set(item_of.values()))
+        items = _file_items(project, [cells[0].strip() for _, cells in records if cells])
+        row_of = _study_rows_of(project, options, set(items.of_url.values()))
         file = _new_file(project, entry, layout)
         lines: list[tuple] = []
         seen: set[int] = set()
         for position, (raw, cells) in enumerate(csv_records(text)):
             raw = _ended(raw, layout.newline)
-            item = item_of.get(cells[0].strip()) if position and cells else None
+            item = items.of_url.get(cells[0].strip()) if position and cells else None
             if position == 0:
                 now = header
             elif item is None:
@@ -250,12 +261,11 @@ def _study_rows_of(
     return {pk: row for pk, row in table if pk in wanted}
 
 
-def _record_year_lists(
-    project: Project, items: _Items, entries, report: PackageReport, errors
-) -> None:
+def _record_year_lists(project: Project, entries, report: PackageReport, errors) -> None:
     """A PackageLine per line: the issue's year is the list's; an issue listed again (here or
-    in an earlier list) is recorded as a repeat and reported."""
-    first: dict[int, str] = {}
+    in an earlier list) is recorded as a repeat and reported, with where it was first listed
+    (looked up for the repeats alone: "path:line" held for every item took tens of MB)."""
+    listed: set[int] = set()
     for entry in entries:
         try:
             layout, text = decoded(entry.data, entry.path)
@@ -263,30 +273,31 @@ def _record_year_lists(
             errors.append(exc)
             continue
         lines = [_ended(line, layout.newline) for line in physical_lines(text)]
-        item_of = items.by_url([line.strip() for line in lines])
+        items = _file_items(project, [line.strip() for line in lines])
         file = _new_file(project, entry, layout, year=entry.year)
         records: list[tuple] = []
-        repeats = []
+        repeated: list[tuple[int, int]] = []  # line, item
         for number, line in enumerate(lines, start=1):
             url = line.strip()
             if not url:
                 records.append(_line(file, number, raw=line))
                 continue
-            item = item_of.get(url)
+            item = items.of_url.get(url)
             if item is None:
                 errors.append(RowError(entry.path, number, None, _year_list_problem(url)))
                 continue
-            repeat = item in first
+            repeat = item in listed
             if repeat:
-                repeats.append({"line": number, "first": first[item]})
-            else:
-                first[item] = f"{entry.path}:{number}"
+                repeated.append((number, item))
+            listed.add(item)
             url_now = items.url_of[item]
             if line != url_now + layout.newline:
                 records.append(_line(file, number, item, repeat, line, [url_now]))
             else:
                 records.append(_line(file, number, item, repeat))
         insert_rows(PackageLine, LINE_FIELDS, records)
+        first = _listed_first(project, [item for _, item in repeated])
+        repeats = [{"line": number, "first": first[item]} for number, item in repeated]
         report.files.append(
             {
                 "path": entry.path,
@@ -296,6 +307,18 @@ def _record_year_lists(
                 "repeats": repeats,
             }
         )
+
+
+def _listed_first(project: Project, item_ids: Iterable[int]) -> dict[int, str]:
+    """Where the year lists recorded so far first list each of `item_ids` ("path:line")."""
+    lines = PackageLine.objects.filter(
+        file__project=project,
+        file__kind=PackageKind.YEAR_LIST,
+        repeat=False,
+        item_id__in=many_ids(item_ids),
+    )
+    rows = lines.values_list("item_id", "file__path", "position").iterator(chunk_size=BATCH)
+    return {item: f"{path}:{position}" for item, path, position in rows}
 
 
 def _year_list_problem(url: str) -> str:

@@ -43,7 +43,8 @@ MINDSPEED = "https://gitee.com/ascend/MindSpeed/issues/"
 # A package written by hand with what real files do: a byte-order mark, \r\n, \r and \n line
 # endings, quoted cells, a repository spelled in another case, a blank line, a repeated row with
 # its own labels, a blank Final_Label the labels settle, a last line without its line ending, an
-# empty yearly list, a URL listed twice, and a carried CSV with quoted commas and CJK text.
+# empty yearly list, a URL listed twice in one list and again in another, and a carried CSV with
+# quoted commas and CJK text.
 ODD = {
     "Issue Report/Megatron-LM.csv": (
         "\ufeffIssue_URL,Label1,Label2,Label3,Final_Label\r\n"
@@ -60,7 +61,7 @@ ODD = {
     ),
     "Issue Report/Megatron-LM_2023.txt": f"{MEGATRON}1\r{MEGATRON}1\r\r{MEGATRON.lower()}2",
     "Issue Report/Megatron-LM_2024.txt": "",
-    "Issue Report/Megatron-LM_2025.txt": f"\ufeff{MEGATRON}3\r\n",
+    "Issue Report/Megatron-LM_2025.txt": f"\ufeff{MEGATRON}3\r\n{MEGATRON}2\r\n",
     "Issue Report/MindSpeed_2024.txt": f"{MINDSPEED}IBDZ87\n{MINDSPEED}IBDZ88\n",
     "bug_symptoms.csv": (
         "rootcause,subcategory,symptoms\r\n"
@@ -135,7 +136,15 @@ def test_a_package_with_every_oddity_round_trips(study_taxonomy, tmp_path):
     write_package(tmp_path / "in", ODD)
     said = run("import_package", str(tmp_path / "in"), "--project", "odd")
     assert "Issue Report/Megatron-LM.csv: line 5 repeats 2 (kept)" in said
-    assert "Issue Report/Megatron-LM_2023.txt: line 2 repeats" in said
+    said_2023 = (
+        "Issue Report/Megatron-LM_2023.txt: line 2 repeats Issue Report/Megatron-LM_2023.txt:1"
+    )
+    assert said_2023 in said
+    # listed again in a later list: where it was first listed, in the other file
+    said_2025 = (
+        "Issue Report/Megatron-LM_2025.txt: line 2 repeats Issue Report/Megatron-LM_2023.txt:4"
+    )
+    assert said_2025 in said
     run("export_package", "--project", "odd", "-o", str(tmp_path / "out"))
     out = files_under(tmp_path / "out")
     for name, text in ODD.items():
