@@ -135,7 +135,8 @@ def _match_k(project: Project, actor, entries: list[PackageEntry], report, error
     widths = set()
     for entry in entries:
         try:
-            header = next(csv.reader(io.StringIO(utf8_text(entry.data, entry.path))), [])
+            first_line = utf8_text(entry.stored.first_line(), entry.path)
+            header = next(csv.reader(io.StringIO(first_line)), [])
         except (RowError, csv.Error):
             continue  # the importer names the problem
         if len(header) >= 3:  # a file of the Issue_URL column alone lists issues: no labels
@@ -333,21 +334,17 @@ def _keep_carried(project: Project, entries, report: PackageReport, errors) -> N
     """Keep each carried file's bytes; a keyword file must read as one, and its lists Concord
     does not hold yet become keyword sets (an existing set of that name is left as it is)."""
     for entry in entries:
+        data = entry.data
         try:
-            if entry.interview == "background":  # a spreadsheet: its reader checks it
-                _new_file(project, entry, Layout(), content=entry.data)
-                report.files.append(
-                    {"path": entry.path, "kind": entry.kind, "bytes": len(entry.data)}
-                )
-                continue
-            text = utf8_text(entry.data, entry.path)
-            if entry.path.rsplit("/", 1)[-1] == "filter_keywords":
-                report.notes.extend(_keyword_sets(parse_filter_keywords(text, entry.path)))
+            if entry.interview != "background":  # a spreadsheet: its reader checks it
+                text = utf8_text(data, entry.path)
+                if entry.path.rsplit("/", 1)[-1] == "filter_keywords":
+                    report.notes.extend(_keyword_sets(parse_filter_keywords(text, entry.path)))
         except ConcordError as exc:
             errors.append(exc)
             continue
-        _new_file(project, entry, Layout(), content=entry.data)
-        report.files.append({"path": entry.path, "kind": entry.kind, "bytes": len(entry.data)})
+        _new_file(project, entry, Layout(), content=data)
+        report.files.append({"path": entry.path, "kind": entry.kind, "bytes": len(data)})
 
 
 def _read_interviews(project: Project, actor, entries, report: PackageReport, errors) -> None:

@@ -15,11 +15,16 @@ Which file is what, by name and first line (the study's layout, wherever its fil
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 from django.utils.translation import gettext as _
 
@@ -33,6 +38,7 @@ LABELS_HEADER = "Issue_URL"
 CARRIED_HEADERS = ("rootcause,subcategory,symptoms", "code,level,parent,name")
 KEYWORDS = "filter_keywords"
 README, CHECKSUMS = "README.md", "SHA256SUMS"
+HEAD_BYTES = 64 * 1024  # a first line longer than this is no header the sorting looks for
 CHECKSUM_LINE = re.compile(r"^(?P<hash>[0-9a-fA-F]{64}) [ *](?:\./)?(?P<path>.+)$")
 
 
@@ -40,18 +46,64 @@ CODEBOOK_HEADER = "Participant,Type"
 
 
 @dataclass(frozen=True)
-class PackageEntry:
+class Stored:
+    """One file of the package where it lies (the folder, or the zip the job keeps on disk), read
+    each time it is asked for and never kept: the import holds one file at a time, not the
+    package (a 10x package's 65 MB were held through its whole import; issue 31)."""
+
     path: str  # '/'-separated, inside the package
-    data: bytes
+    opened: Callable[[], AbstractContextManager[IO[bytes]]]
+
+    def read(self) -> bytes:
+        with self._reading() as stream:
+            return stream.read()
+
+    def first_line(self) -> bytes:
+        with self._reading() as stream:
+            return stream.readline(HEAD_BYTES)
+
+    def sha256(self) -> str:
+        digest = hashlib.sha256()
+        with self._reading() as stream:
+            while chunk := stream.read(1024 * 1024):
+                digest.update(chunk)
+        return digest.hexdigest()
+
+    @contextmanager
+    def _reading(self) -> Iterator[IO[bytes]]:
+        """The file's stream; a zip member whose bytes no longer inflate or match the zip's
+        checksum is named (a package damaged on the way), not an unexpected error."""
+        try:
+            with self.opened() as stream:
+                yield stream
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise ConcordError(
+                _("%(path)s in the package is damaged (%(why)s); export it again.")
+                % {"path": self.path, "why": exc}
+            ) from exc
+
+
+@dataclass(frozen=True)
+class PackageEntry:
+    stored: Stored
     kind: str  # a PackageKind
     year: int | None = None
     interview: str = ""  # codebook, background or guideline: interview material
 
+    @property
+    def path(self) -> str:
+        return self.stored.path
 
-def interview_part(path: str, data: bytes) -> str:
+    @property
+    def data(self) -> bytes:
+        """The file's bytes, read from the package again at each call."""
+        return self.stored.read()
+
+
+def interview_part(path: str, first_line: bytes) -> str:
     """Which part of the interview material the file at `path` is, or ''."""
     name = PurePosixPath(path).name.lower()
-    if name.endswith(".csv") and _header(data).startswith(CODEBOOK_HEADER):
+    if name.endswith(".csv") and _header(first_line).startswith(CODEBOOK_HEADER):
         return "codebook"
     if name.endswith(".xlsx") and "background" in name:
         return "background"
@@ -72,7 +124,8 @@ class PackageContents:
 
 def package_read(path: Path) -> PackageContents:
     """The package at `path` (a folder or a .zip), sorted; a ConcordError when it cannot be
-    read at all, RowErrors in `errors` for checksums that do not match."""
+    read at all, RowErrors in `errors` for checksums that do not match. Its files are read when
+    the import asks for each: `path` must stay until the import ends."""
     if path.is_dir():
         files = _folder_files(path)
     elif zipfile.is_zipfile(path):
@@ -82,26 +135,26 @@ def package_read(path: Path) -> PackageContents:
     return package_sort(files)
 
 
-def package_sort(files: dict[str, bytes]) -> PackageContents:
-    """Sort `files` (path -> bytes) by what the import does with each."""
+def package_sort(files: dict[str, Stored]) -> PackageContents:
+    """Sort `files` (path in the package -> where it lies) by what the import does with each,
+    from its name and first line."""
     contents = PackageContents()
     _check_sums(files, contents)
     for path in sorted(files):
-        data = files[path]
+        stored = files[path]
         name = PurePosixPath(path).name
         if path in (README, CHECKSUMS):
             continue
+        first_line = stored.first_line()
         year = YEAR_LIST.match(name)
         if year:
-            contents.entries.append(
-                PackageEntry(path, data, PackageKind.YEAR_LIST, int(year["year"]))
-            )
-        elif name.lower().endswith(".csv") and _header(data).startswith(LABELS_HEADER):
-            contents.entries.append(PackageEntry(path, data, PackageKind.LABELS))
-        elif name == KEYWORDS or _header(data).startswith(CARRIED_HEADERS):
-            contents.entries.append(PackageEntry(path, data, PackageKind.CARRIED))
-        elif part := interview_part(path, data):
-            contents.entries.append(PackageEntry(path, data, PackageKind.CARRIED, interview=part))
+            contents.entries.append(PackageEntry(stored, PackageKind.YEAR_LIST, int(year["year"])))
+        elif name.lower().endswith(".csv") and _header(first_line).startswith(LABELS_HEADER):
+            contents.entries.append(PackageEntry(stored, PackageKind.LABELS))
+        elif name == KEYWORDS or _header(first_line).startswith(CARRIED_HEADERS):
+            contents.entries.append(PackageEntry(stored, PackageKind.CARRIED))
+        elif part := interview_part(path, first_line):
+            contents.entries.append(PackageEntry(stored, PackageKind.CARRIED, interview=part))
         else:
             why = _("not a file of the study's layout")
             contents.left_out.append({"path": path, "why": why})
@@ -113,18 +166,18 @@ def package_sort(files: dict[str, bytes]) -> PackageContents:
     return contents
 
 
-def _header(data: bytes) -> str:
-    first = data.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0]
+def _header(first_line: bytes) -> str:
+    first = first_line.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0]
     return first.decode("utf-8", errors="replace").strip().replace(" ", "")
 
 
-def _check_sums(files: dict[str, bytes], contents: PackageContents) -> None:
+def _check_sums(files: dict[str, Stored], contents: PackageContents) -> None:
     """Every line of the package's SHA256SUMS must match its file: a package changed on the way
     is refused by file and line."""
     listing = files.get(CHECKSUMS)
     if listing is None:
         return
-    text = listing.decode("utf-8", errors="replace")
+    text = listing.read().decode("utf-8", errors="replace")
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -133,15 +186,15 @@ def _check_sums(files: dict[str, bytes], contents: PackageContents) -> None:
             message = _("not a `<sha256>  <path>` line")
         elif match["path"] not in files:
             message = _("lists %(path)s, which the package does not hold") % {"path": match["path"]}
-        elif hashlib.sha256(files[match["path"]]).hexdigest() != match["hash"].lower():
+        elif files[match["path"]].sha256() != match["hash"].lower():
             message = _("%(path)s does not match its checksum") % {"path": match["path"]}
         else:
             continue
         contents.errors.append(RowError(CHECKSUMS, number, None, message))
 
 
-def _folder_files(root: Path) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
+def _folder_files(root: Path) -> dict[str, Stored]:
+    files: dict[str, Stored] = {}
     total = 0
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
@@ -149,17 +202,20 @@ def _folder_files(root: Path) -> dict[str, bytes]:
             continue
         total += path.stat().st_size
         _within_limits(len(files) + 1, total)
-        files[relative.as_posix()] = path.read_bytes()
+        name = relative.as_posix()
+        files[name] = Stored(name, functools.partial(_folder_file, path))
     return files
 
 
-def _zip_files(path: Path) -> dict[str, bytes]:
-    """The zip's files; one folder wrapping everything (a zipped folder) is taken off."""
-    files: dict[str, bytes] = {}
+def _zip_files(path: Path) -> dict[str, Stored]:
+    """The zip's files; one folder wrapping everything (a zipped folder) is taken off. A member
+    inflates to at most the size the zip gives it (zipfile stops there), which the limits
+    count."""
+    members: dict[str, str] = {}  # path in the package -> the member's name in the zip
     with zipfile.ZipFile(path) as archive:
-        members = [m for m in archive.infolist() if not m.is_dir()]
-        _within_limits(len(members), sum(m.file_size for m in members))
-        for member in members:
+        infos = [m for m in archive.infolist() if not m.is_dir()]
+        _within_limits(len(infos), sum(m.file_size for m in infos))
+        for member in infos:
             name = PurePosixPath(member.filename)
             if name.is_absolute() or ".." in name.parts:
                 raise ConcordError(
@@ -167,12 +223,25 @@ def _zip_files(path: Path) -> dict[str, bytes]:
                 )
             if any(part.startswith(".") or part == "__MACOSX" for part in name.parts):
                 continue
-            files[name.as_posix()] = archive.read(member)
-    tops = {p.split("/", 1)[0] for p in files}
-    if len(tops) == 1 and all("/" in p for p in files):
+            members[name.as_posix()] = member.filename
+    tops = {p.split("/", 1)[0] for p in members}
+    if len(tops) == 1 and all("/" in p for p in members):
         top = tops.pop() + "/"
-        files = {p.removeprefix(top): data for p, data in files.items()}
-    return files
+        members = {p.removeprefix(top): member for p, member in members.items()}
+    return {
+        inside: Stored(inside, functools.partial(_zip_member, path, member))
+        for inside, member in members.items()
+    }
+
+
+def _folder_file(path: Path) -> IO[bytes]:
+    return path.open("rb")
+
+
+@contextmanager
+def _zip_member(path: Path, member: str) -> Iterator[IO[bytes]]:
+    with zipfile.ZipFile(path) as archive, archive.open(member) as stream:
+        yield stream
 
 
 def _within_limits(count: int, size: int) -> None:

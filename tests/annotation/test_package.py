@@ -264,6 +264,20 @@ def test_a_zip_reaching_outside_is_refused(study_taxonomy, tmp_path):
         run("import_package", str(tmp_path / "evil.zip"), "--project", "bad")
 
 
+def test_a_file_damaged_inside_the_zip_is_named_and_nothing_is_written(study_taxonomy, tmp_path):
+    """Files are read from the zip as the import reaches them: one whose bytes no longer match
+    the zip's CRC fails the import there, by name, and the files written before it go too."""
+    package = zipped(ODD)
+    assert package.count(b"IBDZ88,C.5") == 1  # stored, not deflated: the bytes can be changed
+    (tmp_path / "damaged.zip").write_bytes(package.replace(b"IBDZ88,C.5", b"IBDZ88,C.6"))
+    damaged = r"Issue Report/MindSpeed\.csv in the package is damaged"
+    with pytest.raises(CommandError, match=damaged):
+        run("import_package", str(tmp_path / "damaged.zip"), "--project", "bad")
+    assert not Project.objects.filter(slug="bad").exists()
+    assert not PackageFile.objects.exists()
+    assert not Issue.objects.filter(url__startswith=MEGATRON).exists()  # read before MindSpeed
+
+
 def test_a_project_holding_items_takes_no_package(labeled_project, tmp_path):
     write_package(tmp_path / "in", ODD)
     with pytest.raises(CommandError, match="a package goes into a new or empty project"):
