@@ -258,12 +258,17 @@ class Tree:
 
     def largest_peak_mb(self) -> float:
         """The largest peak RSS (VmHWM) among the tree's processes alive now."""
-        peaks = [0]
+        return max(self.peaks_mb().values(), default=0.0)
+
+    def peaks_mb(self) -> dict[int, float]:
+        """Each of the tree's processes alive now: its peak RSS (VmHWM), by pid."""
+        peaks = {}
         for pid in self.pids():
             with contextlib.suppress(OSError):  # it ended meanwhile
                 lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-                peaks += [int(line.split()[1]) for line in lines if line.startswith("VmHWM:")]
-        return max(peaks) / 1024
+                kib = [int(line.split()[1]) for line in lines if line.startswith("VmHWM:")]
+                peaks[pid] = kib[0] / 1024 if kib else 0.0
+        return peaks
 
     def largest_rss_mb(self) -> float:
         """RSS of the tree's largest process now."""

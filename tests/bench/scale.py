@@ -373,18 +373,22 @@ def worker_watched(queue: str, finished: Callable[[], T | None]) -> tuple[float,
     """A Celery worker as in production on `queue` (the tasks sent there wait for it), until
     `finished()` returns something (polled every 0.2 s); the largest peak RSS among the worker's
     processes meanwhile (sampled: a child the worker replaces takes its own peak with it, so a
-    task's last 0.2 s may go unseen), and what `finished()` returned."""
+    task's last 0.2 s may go unseen), and what `finished()` returned. Prints each process's
+    peak: a task run in a child that an earlier task left large shows as one peak for both."""
     from tests.bench.capacity import Tree, celery_worker
     from tests.stack import production_env
 
     with celery_worker(production_env(CELERY_QUEUE=queue), queue) as pid:
-        tree, peak = Tree("", [pid]), 0.0
+        tree, peaks = Tree("", [pid]), {}
         while True:
             time.sleep(0.2)
-            peak = max(peak, tree.largest_peak_mb())
+            for each, peak in tree.peaks_mb().items():
+                peaks[each] = max(peak, peaks.get(each, 0.0))
             result = finished()
             if result is not None:
-                return peak, result
+                shown = ", ".join(f"{peaks[p]:.0f}" for p in sorted(peaks))
+                print(f"  the worker's processes' peaks, parent and children by pid: {shown} MB")
+                return max(peaks.values()), result
 
 
 def phase_import(table: Table, *, path: Path, runs: int) -> None:
