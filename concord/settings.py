@@ -253,7 +253,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # A worker child whose peak RSS passed this (KiB) is replaced once its task ends: a big import
 # leaves its process holding what the allocator kept (a 10x label import: 87 -> 160 MB), and
 # the next heavy task would start from there (annotation.figures.tallies.figures_rebuild_queue).
-# A fresh child is about 100 MB, so light tasks never trip it.
+# A fresh child is about 71 MiB (concord/celery.py), so light tasks never trip it.
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", default=150_000)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="concord")

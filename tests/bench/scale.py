@@ -34,7 +34,7 @@ of --runs runs, printed beside its target:
 Every step but labeling runs in a process of its own (`--step NAME`), whose peak RSS is that
 step's: the server's processes are held to the same 300 MB. Every process the bench starts uses
 a Redis of the bench's own as broker and cache, as production does. The figures come out as one
-table, each target met or MISSED.
+table, each target met or MISSED; memory in MiB, against 300 MB read as 300,000,000 bytes.
 
 Options: --scale S (a share of the 10x study, e.g. 0.05 to try it out), --runs N (3), --seconds
 (each labeling run, 30), --phases (a subset, in the order above), --item-rows N, --force.
@@ -73,7 +73,9 @@ T = TypeVar("T")
 PHASES = ("items", "import", "agreement", "reports", "exports", "package", "labeling")
 LABELING_SLUG = "bench-scale-labeling"
 PACKAGE_SLUG = "bench-scale-package"
-RSS_TARGET_MB = 300.0
+# Memory is measured in MiB (VmHWM / 1024) and printed so; the issue's 300 MB is read as SI
+# megabytes, the stricter reading: 300,000,000 bytes = 286.1 MiB.
+RSS_TARGET_MIB = 300e6 / 2**20
 TARGETS = {
     "import": 120.0,
     "agreement": 1.0,
@@ -306,7 +308,7 @@ class Table:
         print(f"  {name}: {', '.join(f'{r:.2f}' for r in runs)} {unit}{mark}")
 
     def memory(self, name: str, peaks: list[float]) -> None:
-        self.add(f"{name}: peak RSS", peaks, "MB", RSS_TARGET_MB)
+        self.add(f"{name}: peak RSS", peaks, "MiB", RSS_TARGET_MIB)
 
     def print(self, scale: float, runs: int) -> list[str]:
         print(f"\n10x study at scale {scale:g}: medians of {runs} run(s)\n")
@@ -387,7 +389,7 @@ def worker_watched(queue: str, finished: Callable[[], T | None]) -> tuple[float,
             result = finished()
             if result is not None:
                 shown = ", ".join(f"{peaks[p]:.0f}" for p in sorted(peaks))
-                print(f"  the worker's processes' peaks, parent and children by pid: {shown} MB")
+                print(f"  the worker's processes' peaks, parent and children by pid: {shown} MiB")
                 return max(peaks.values()), result
 
 
@@ -497,7 +499,7 @@ def phase_exports(table: Table, *, runs: int) -> None:
                 f"  long, {QUARTER_REPOSITORY} only: {quarter['rows']:,} rows, "
                 f"peak RSS {quarter['peak_mib']:.0f} MiB"
             )
-            table.add("export long: peak RSS over a quarter's", [growth], "MB", 16.0)
+            table.add("export long: peak RSS over a quarter's", [growth], "MiB", 16.0)
 
 
 def phase_package(table: Table, *, runs: int, folder: Path) -> Path:
