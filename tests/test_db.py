@@ -6,7 +6,11 @@ import pytest
 from django.db import connection, transaction
 
 from annotation.models import Item
-from concord.db import refresh_planner_statistics_on_commit
+from concord.db import (
+    refresh_planner_statistics,
+    refresh_planner_statistics_as_it_grows,
+    refresh_planner_statistics_on_commit,
+)
 from ingest.models import Issue
 
 pytestmark = pytest.mark.django_db
@@ -34,3 +38,41 @@ def test_a_rolled_back_request_does_not_stop_the_next_from_being_queued(
     with django_capture_on_commit_callbacks() as queued:
         refresh_planner_statistics_on_commit(Item)
     assert len(queued) == 1
+
+
+def _pages(model) -> tuple[int, int]:
+    """The table's pages on disk now, and as its statistics last counted them."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_relation_size(oid) / current_setting('block_size')::int, relpages"
+            " FROM pg_class WHERE oid = %s::regclass",
+            [model._meta.db_table],
+        )
+        return cursor.fetchone()
+
+
+def _grow(start: int, count: int) -> int:
+    Issue.objects.bulk_create(
+        Issue(host="github", owner="grow", repo="r", number=str(n), url=f"https://x/{n}")
+        for n in range(start, start + count)
+    )
+    return start + count
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="ANALYZE is PostgreSQL's")
+def test_a_table_is_analyzed_as_it_grows_once_it_has_doubled_since_its_statistics():
+    """A file written a chunk at a time in one transaction: the tables are analyzed when they
+    have doubled on disk since their statistics, not after every file's first chunk."""
+    refresh_planner_statistics(Issue)
+    refresh_planner_statistics(Item)
+    assert refresh_planner_statistics_as_it_grows(Issue, Item) == []  # nothing grew since
+
+    n = _grow(0, 2000)
+    while _pages(Issue)[0] < 2 * max(_pages(Issue)[1], 1):
+        n = _grow(n, 2000)
+    assert refresh_planner_statistics_as_it_grows(Issue, Item) == ["ingest_issue"]
+    now, counted = _pages(Issue)
+    assert counted == now  # the statistics count the transaction's own rows
+
+    _grow(n, 200)  # far less than doubling it again
+    assert refresh_planner_statistics_as_it_grows(Issue) == []

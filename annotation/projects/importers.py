@@ -414,11 +414,11 @@ def _write(*, project: Project, checked: Checked, name: str) -> ImportReport:
     volunteers = _column_volunteers(project, columns, name)
     written = _Written()
     with figures_marked_stale(project):
-        for n, rows in enumerate(checked.rows.chunks(), start=1):
+        for rows in checked.rows.chunks():
             kept = [row for row in rows if not repeats.see(row)]
             if kept:
                 _write_chunk(project, kept, columns, volunteers, name, written)
-            refresh_planner_statistics_as_it_grows(n, Issue, Item, Annotation, Resolution)
+            refresh_planner_statistics_as_it_grows(Issue, Item, Annotation, Resolution)
     if written.errors:
         raise ImportFailed(written.errors)
     # A file of URLs alone (no label columns) makes items with nothing but their URL: their text

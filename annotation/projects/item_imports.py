@@ -157,7 +157,7 @@ def _write(job: ItemImport, actor, total: int) -> None:
     created, added, kept = 0, 0, []
     keep_text = partial(_held_elsewhere, job.project)
     with transaction.atomic(), _opened(job) as stream:
-        for n, records in enumerate(issue_file_chunks(stream, job.name), start=1):
+        for records in issue_file_chunks(stream, job.name):
             stored = issue_file_store(records, keep_text=keep_text)
             created += stored.created
             kept += [_kept(job.name, r) for r in stored.kept]
@@ -167,7 +167,7 @@ def _write(job: ItemImport, actor, total: int) -> None:
                 write=Write.ITEMS_IMPORT,
                 issue_ids=stored.issue_ids,
             )
-            refresh_planner_statistics_as_it_grows(n, Issue, Comment, Item)
+            refresh_planner_statistics_as_it_grows(Issue, Comment, Item)
         job_finish(
             ItemImport, job.pk, issues_created=created, items_added=added, file="", problems=kept
         )
