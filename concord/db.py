@@ -122,8 +122,8 @@ def refresh_planner_statistics_as_it_grows(*written: type[models.Model]) -> list
     (issue 31); ANALYZE in the transaction counts its own rows. Between two, a table at most
     doubles. Counted in the table's pages, not the file's chunks: a job of many files into one
     project (a label import job's 11, a package's dozens) analyzed the tables after each file's
-    first chunk (about 12 rounds of 2.6 s for the 10x study in 11 files, where 4 or 5 do), and a
-    small file into a big database paid a round for nothing. (Another process's ANALYZE of these
+    first chunk (14 rounds of up to 2.6 s for the 10x study in 11 files; now 8), and a small
+    file into a big database paid a round for nothing. (Another process's ANALYZE of these
     tables waits for the import to commit.)"""
     if connection.vendor != "postgresql":
         return []
@@ -136,10 +136,10 @@ def refresh_planner_statistics_as_it_grows(*written: type[models.Model]) -> list
             [tables],
         )
         grown = {name for (name,) in cursor.fetchall()}
-    for model in written:
-        if model._meta.db_table in grown:
-            refresh_planner_statistics(model)
-    return [table for table in tables if table in grown]
+    analyzed = [model for model in written if model._meta.db_table in grown]
+    for model in analyzed:
+        refresh_planner_statistics(model)
+    return [model._meta.db_table for model in analyzed]
 
 
 def refresh_planner_statistics_on_commit(model: type[models.Model]) -> None:

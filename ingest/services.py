@@ -55,7 +55,7 @@ def issues_ensure(refs: Iterable[IssueRef]) -> dict[IssueRef, int]:
     repository's spelling (repository_spelling; within `refs`, the first given). Safe to repeat,
     safe under races."""
     wanted = list(dict.fromkeys(refs))  # one ref per issue: the first spelling given
-    found = _issue_ids(wanted)
+    found = issues_found(wanted)
     missing = [r for r in wanted if r not in found]
     if missing:
         spelling: dict[tuple[str, str, str], tuple[str, str]] = {}
@@ -69,13 +69,15 @@ def issues_ensure(refs: Iterable[IssueRef]) -> dict[IssueRef, int]:
             spelled = IssueRef(r.host, owner, repo, r.number)
             rows.append((r.host, owner, repo, r.number, spelled.url))
         insert_rows(Issue, ISSUE_FIELDS, sorted(rows), ignore_conflicts=True)
-        found.update(_issue_ids(missing))
+        found.update(issues_found(missing))
     return found
 
 
-def _issue_ids(refs: list[IssueRef]) -> dict[IssueRef, int]:
-    """id of each ref's issue that Concord holds, keyed by the ref as stored. Should one issue
-    have two rows (spellings stored before names were compared without case), the older wins."""
+def issues_found(refs: Iterable[IssueRef]) -> dict[IssueRef, int]:
+    """id of each ref's issue that Concord holds, keyed by the ref as stored (equal to the ref
+    given: names are compared without case); refs of issues it does not hold are left out, and
+    nothing is written. Should one issue have two rows (spellings stored before names were
+    compared without case), the older wins."""
     ids: dict[IssueRef, int] = {}
     by_repo: dict[tuple[str, str, str], set[str]] = {}
     for r in refs:

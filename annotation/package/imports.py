@@ -49,7 +49,7 @@ from concord.file_layout import Layout, csv_record, csv_records, decoded, physic
 from ingest.issue_refs import BadIssueUrl, parse_issue_url
 from ingest.keywords import parse_filter_keywords
 from ingest.models import Issue, KeywordSet
-from ingest.services import insert_rows, issues_ensure
+from ingest.services import insert_rows, issues_found
 from taxonomy.models import Level, Taxonomy
 
 BATCH = 5000
@@ -173,7 +173,7 @@ def _file_items(project: Project, urls: list[str]) -> _FileItems:
             refs[url] = parse_issue_url(url)
         except BadIssueUrl:
             continue
-    issue_of = issues_ensure(refs.values())
+    issue_of = issues_found(refs.values())  # a lookup: a URL of no stored issue makes none
     rows = items.filter(issue_id__in=many_ids(issue_of.values())).values_list(
         "pk", "issue_id", "issue__url"
     )
@@ -184,7 +184,7 @@ def _file_items(project: Project, urls: list[str]) -> _FileItems:
     of_url.update(
         (url, item_of_issue[issue_of[ref]])
         for url, ref in refs.items()
-        if issue_of[ref] in item_of_issue
+        if issue_of.get(ref) in item_of_issue
     )
     return _FileItems(of_url, url_of)
 
@@ -297,7 +297,7 @@ def _record_year_lists(project: Project, entries, report: PackageReport, errors)
             else:
                 records.append(_line(file, number, item, repeat))
         insert_rows(PackageLine, LINE_FIELDS, records)
-        first = _listed_first(project, [item for _, item in repeated])
+        first = _listed_first(project, [item for _, item in repeated]) if repeated else {}
         repeats = [{"line": number, "first": first[item]} for number, item in repeated]
         report.files.append(
             {

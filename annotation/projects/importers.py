@@ -58,7 +58,7 @@ from concord.errors import ConcordError, RowError, not_utf8
 from ingest.details import details_request
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
 from ingest.models import Issue
-from ingest.services import insert_rows, issues_ensure
+from ingest.services import insert_rows, issues_ensure, issues_found
 
 URL_COLUMN = "Issue_URL"
 FINAL_COLUMN = "Final_Label"
@@ -535,7 +535,7 @@ def _record_repeats(project: Project, repeats: list[Repeat], name: str) -> None:
     (without its folder) and line, so a re-import of the same file records nothing new."""
     if not repeats:
         return
-    issue_ids = issues_ensure(r.ref for r in repeats)  # stored by now: looked up, not made
+    issue_ids = issues_found(r.ref for r in repeats)  # stored by now
     items = project.items.filter(issue_id__in=issue_ids.values()).values_list("issue_id", "pk")
     item_of_issue = dict(items)
     file = Path(name).name
