@@ -9,24 +9,43 @@ anything under them. `foreign_nodes` is the rule; the other functions here are i
 
 from __future__ import annotations
 
-from django.db.models import Exists, IntegerField, OuterRef, Q, QuerySet, Value
+from django.db.models import (
+    BooleanField,
+    Exists,
+    ExpressionWrapper,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
 
 from annotation.models import Project, ProjectNode
 from taxonomy.models import Node
 
 
+def _foreign(project: Project) -> Q:
+    """Whether the node at hand is of the project's taxonomy and another project added it, its
+    parent or its grandparent (the taxonomy is three levels deep: they cover every ancestor).
+
+    Written as one EXISTS over the added nodes with the three ids in one list: PostgreSQL plans
+    it in about 0.1 ms, where three IN-subqueries joined to the taxonomy took over 1 ms, on every
+    label (issue #31)."""
+    parent = OuterRef(OuterRef("parent_id"))
+    grandparent = Node.objects.filter(pk=parent).order_by().values("parent_id")
+    added_by_another = ProjectNode.objects.exclude(project_id=project.pk).filter(
+        Q(node_id=OuterRef("pk"))
+        | Q(node_id=OuterRef("parent_id"))
+        | Q(node_id=Subquery(grandparent))
+    )
+    return Q(taxonomy_id=project.taxonomy_id) & Q(Exists(added_by_another))
+
+
 def foreign_nodes(project: Project) -> QuerySet[Node]:
-    """Nodes of the project's taxonomy that other projects added, with what lies under them (the
-    taxonomy is three levels deep: a node's parent and grandparent cover every ancestor). Lazy:
-    used as a subquery it costs no query of its own."""
-    added = (
-        ProjectNode.objects.filter(node__taxonomy_id=project.taxonomy_id)
-        .exclude(project_id=project.pk)
-        .values("node_id")
-    )
-    return Node.objects.filter(taxonomy_id=project.taxonomy_id).filter(
-        Q(pk__in=added) | Q(parent_id__in=added) | Q(parent__parent_id__in=added)
-    )
+    """Nodes of the project's taxonomy that other projects added, with what lies under them.
+    Lazy: used as a subquery it costs no query of its own."""
+    return Node.objects.filter(_foreign(project))
 
 
 def foreign_node_ids(project: Project) -> frozenset[int]:
@@ -38,9 +57,7 @@ def project_nodes(project: Project, *, live: bool = True) -> QuerySet[Node]:
     """The nodes `project` may use: its taxonomy's nodes, not retired (`live`), minus
     foreign_nodes. `live=False` keeps retired nodes, for lists of what labels may already carry
     (filters, reports)."""
-    nodes = Node.objects.filter(taxonomy_id=project.taxonomy_id).exclude(
-        pk__in=foreign_nodes(project).values("pk")
-    )
+    nodes = Node.objects.filter(taxonomy_id=project.taxonomy_id).exclude(_foreign(project))
     return nodes.filter(retired_at__isnull=True) if live else nodes
 
 
@@ -49,7 +66,7 @@ def with_foreign_flag(nodes: QuerySet[Node], project: Project) -> QuerySet[Node]
     costs no query of its own for them."""
     return nodes.annotate(
         foreign_for=Value(project.pk, output_field=IntegerField()),
-        is_foreign=Exists(foreign_nodes(project).filter(pk=OuterRef("pk"))),
+        is_foreign=ExpressionWrapper(_foreign(project), output_field=BooleanField()),
     )
 
 
