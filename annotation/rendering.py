@@ -1,22 +1,27 @@
 """Untrusted Markdown (issue bodies, comments, discussion posts, guidelines) to safe HTML.
 
 Markdown is converted first and the HTML is then cleaned by nh3 with an allow-list, so whatever the
-Markdown produced (raw HTML passes through Markdown untouched) only harmless tags, attributes and
-http(s)/mailto links survive. Links get rel="nofollow noopener noreferrer" and open in a new tab.
+Markdown produced (raw HTML passes through the converter untouched) only harmless tags,
+attributes and http(s)/mailto links survive. Links get rel="nofollow noopener noreferrer" and open
+in a new tab.
 Images become links naming their alt text and host: the page never fetches a third-party image by
 itself (it would tell that host who reads the issue, and when), yet the reader sees one is there.
+
+The converter is cmark-gfm (cmarkgfm), the C library GitHub renders issues with: tables,
+strikethrough, autolinks and fenced code as the tracker shows them, and a line break in the text is
+a line break on the page, as in GitHub's issues. It converts a typical issue body in about 0.01 ms
+where Python-Markdown took 0.3 ms, and every item a volunteer opens is converted (issue #31).
 """
 
 from __future__ import annotations
 
-import functools
 import html
 import re
-import threading
 from urllib.parse import urlsplit
 
-import markdown
+import cmarkgfm
 import nh3
+from cmarkgfm.cmark import Options
 
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "details", "em", "h1", "h2", "h3", "h4",
@@ -33,43 +38,21 @@ ALLOWED_ATTRIBUTES = {
     "img": {"src", "alt"},  # made a link by _image_links, never left as an image
 }
 URL_SCHEMES = {"http", "https", "mailto"}
-EXTENSIONS = ["fenced_code", "tables", "sane_lists", "nl2br"]
-
-
-_local = threading.local()
-
-
-def _converter() -> markdown.Markdown:
-    """This thread's Markdown converter: building one (its extensions and patterns) costs more
-    than converting a typical issue body, and a converter is not safe to share between threads."""
-    if not hasattr(_local, "converter"):
-        _local.converter = markdown.Markdown(extensions=EXTENSIONS, output_format="html")
-    return _local.converter
-
-
-# An item is shown to each of its k volunteers within minutes (and prefetched by the labeling
-# page): the HTML of recent texts is kept, by the text itself, so nothing can go stale. Long
-# texts are converted each time, which bounds the memory this holds (~12 MB at most).
-RENDERED_KEPT = 512
-RENDERED_KEPT_MAX_CHARS = 8_000
+# HARDBREAKS: a newline inside a paragraph is a <br>, as on GitHub. UNSAFE: raw HTML (an issue
+# template's <details>) reaches nh3, which alone decides what of it stays.
+CMARK_OPTIONS = Options.CMARK_OPT_HARDBREAKS | Options.CMARK_OPT_UNSAFE
+# GitHub's extensions but its task lists, whose checkboxes nh3 would drop along with the "[ ]" a
+# reader should see. Fenced code keeps its language as <code class="language-x">.
+CMARK_EXTENSIONS = ("table", "autolink", "tagfilter", "strikethrough")
 
 
 def markdown_to_html(text: str) -> str:
     """Safe HTML for `text`; the result may be marked safe in a template."""
     if not text:
         return ""
-    if len(text) <= RENDERED_KEPT_MAX_CHARS:
-        return _kept_html(text)
-    return _html(text)
-
-
-@functools.lru_cache(maxsize=RENDERED_KEPT)
-def _kept_html(text: str) -> str:
-    return _html(text)
-
-
-def _html(text: str) -> str:
-    converted = _converter().reset().convert(text)
+    converted = cmarkgfm.markdown_to_html_with_extensions(
+        text, options=CMARK_OPTIONS, extensions=CMARK_EXTENSIONS
+    ).rstrip("\n")
     cleaned = nh3.clean(
         converted,
         tags=ALLOWED_TAGS,

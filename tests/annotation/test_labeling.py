@@ -202,6 +202,26 @@ def test_images_become_links_naming_alt_text_and_host_never_fetched():
     assert ">image (x.org)</a>" in html
 
 
+def test_issue_markdown_renders_as_github_shows_it():
+    html = markdown_to_html(
+        "Steps:\nrun it\n\n| op | ms |\n|:--|--:|\n| matmul | 12 |\n\n"
+        "~~fixed~~ see https://github.com/pytorch/pytorch/issues/1\n\n"
+        "<details><summary>Environment</summary>\n\ntorch 2.1\n</details>\n\n"
+        "```python\nx = 1\n```\n\n- [ ] add a test"
+    )
+    assert "<p>Steps:<br>\nrun it</p>" in html  # a newline is a line break, as on GitHub
+    assert '<th align="left">op</th>' in html
+    assert '<td align="right">12</td>' in html
+    assert "<del>fixed</del>" in html
+    assert (  # a bare URL is a link, opened in a new tab and never followed for ranking
+        '<a href="https://github.com/pytorch/pytorch/issues/1" target="_blank" '
+        'rel="nofollow noopener noreferrer">'
+    ) in html
+    assert "<details><summary>Environment</summary>" in html  # issue templates fold their parts
+    assert '<code class="language-python">x = 1' in html
+    assert "<li>[ ] add a test</li>" in html  # the box stays readable; no form control
+
+
 def test_inline_code_in_titles_renders_as_code_and_stays_escaped():
     assert title_to_html("OOM in `torch.compile` with <b> & `stray") == (
         "OOM in <code>torch.compile</code> with &lt;b&gt; &amp; `stray"
