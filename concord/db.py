@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from enum import IntEnum
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection, models, transaction
-from django.db.models.expressions import RawSQL
 
 
 def upsert(
@@ -203,23 +203,32 @@ def xact_lock(lock: Lock, *ids: int, shared: bool = False) -> None:
         cursor.execute(f"SELECT {function}(%s, %s)", [int(lock), key])
 
 
-def many_ids(ids: Iterable[int]) -> RawSQL | list[int]:
-    """The right-hand side of an `__in` filter on tens of thousands of ids (an import's chunk): on
-    PostgreSQL one array parameter (`IN (SELECT unnest(...))`), where Django prepares and sends
-    each id as a parameter of its own (a tenth of a study-size import's Python time, #31);
-    elsewhere the list."""
-    return _many(list(ids), "bigint")
+class AnyOf(models.Lookup):
+    """`field__any_of=values`, for tens of thousands of values (an import's chunk of ids or
+    URLs): on PostgreSQL `field = ANY(array)`, the values sent as one array literal, where
+    Django's `__in` prepares and sends each value as a parameter of its own (a tenth of a
+    study-size import's Python time, #31); elsewhere `field IN (...)`. Registered on every field
+    by concord.apps.
 
+    Not `IN (SELECT unnest(array))`, which this used to be: PostgreSQL plans that as a join,
+    by the table's statistics, and when they are stale (taken before this transaction's own
+    rows, or counting rows since rolled back) it picks a nested loop that compares every row
+    with every value: 15 to 23 s for one 15,000-id chunk. `= ANY` of a constant array is
+    hashed, whatever the statistics: 8 ms for the same chunk."""
 
-def many_texts(texts: Iterable[str]) -> RawSQL | list[str]:
-    """many_ids for text values (a file's issue URLs)."""
-    return _many(list(texts), "text")
+    lookup_name = "any_of"
+    prepare_rhs = False
 
+    def get_prep_lookup(self) -> list:
+        return list(self.rhs)
 
-_UNNEST = {"bigint": "SELECT unnest(%s::bigint[])", "text": "SELECT unnest(%s::text[])"}
+    def as_sql(self, compiler, connection) -> tuple[str, tuple]:
+        if not self.rhs:
+            raise EmptyResultSet
+        lhs, params = self.process_lhs(compiler, connection)
+        marks = ", ".join(["%s"] * len(self.rhs))
+        return f"{lhs} IN ({marks})", (*params, *self.rhs)
 
-
-def _many(values: list, sql_type: str) -> RawSQL | list:
-    if connection.vendor == "postgresql":
-        return RawSQL(_UNNEST[sql_type], [values])  # noqa: S611 - one of two constant statements
-    return values
+    def as_postgresql(self, compiler, connection) -> tuple[str, tuple]:
+        lhs, params = self.process_lhs(compiler, connection)
+        return f"{lhs} = ANY(%s)", (*params, self.rhs)

@@ -43,7 +43,7 @@ from annotation.projects.importers import MAX_REPORTED, ImportFailed, study_labe
 from annotation.projects.settings import project_create, project_update
 from annotation.reporting.exports import ExportOptions, study_table
 from annotation.reporting.package import package_options, package_row
-from concord.db import many_ids, many_texts, refresh_planner_statistics_on_commit
+from concord.db import refresh_planner_statistics_on_commit
 from concord.errors import ConcordError, Conflict, RowError, utf8_text
 from concord.file_layout import Layout, csv_record, csv_records, decoded, physical_lines
 from ingest.issue_refs import BadIssueUrl, parse_issue_url
@@ -162,7 +162,7 @@ def _file_items(project: Project, urls: list[str]) -> _FileItems:
     as Concord spells it is found by itself; another spelling goes through its issue."""
     wanted = list(dict.fromkeys(urls))
     items = Item.objects.filter(project=project)
-    spelled = items.filter(issue__url__in=many_texts(wanted)).values_list("issue__url", "pk")
+    spelled = items.filter(issue__url__any_of=wanted).values_list("issue__url", "pk")
     of_url = dict(spelled.iterator(chunk_size=BATCH))
     url_of = {pk: url for url, pk in of_url.items()}
     refs = {}
@@ -174,7 +174,7 @@ def _file_items(project: Project, urls: list[str]) -> _FileItems:
         except BadIssueUrl:
             continue
     issue_of = issues_found(refs.values())  # a lookup: a URL of no stored issue makes none
-    rows = items.filter(issue_id__in=many_ids(issue_of.values())).values_list(
+    rows = items.filter(issue_id__any_of=issue_of.values()).values_list(
         "pk", "issue_id", "issue__url"
     )
     item_of_issue: dict[int, int] = {}
@@ -316,7 +316,7 @@ def _listed_first(project: Project, item_ids: Iterable[int]) -> dict[int, str]:
         file__project=project,
         file__kind=PackageKind.YEAR_LIST,
         repeat=False,
-        item_id__in=many_ids(item_ids),
+        item_id__any_of=item_ids,
     )
     rows = lines.values_list("item_id", "file__path", "position").iterator(chunk_size=BATCH)
     return {item: f"{path}:{position}" for item, path, position in rows}

@@ -53,7 +53,7 @@ from annotation.models import (
 )
 from annotation.project_nodes import project_nodes
 from annotation.projects.services import entry_stage
-from concord.db import many_ids, refresh_planner_statistics_as_it_grows
+from concord.db import refresh_planner_statistics_as_it_grows
 from concord.errors import ConcordError, RowError, not_utf8
 from ingest.details import details_request
 from ingest.issue_refs import BadIssueUrl, IssueRef, parse_issue_url
@@ -457,13 +457,13 @@ def _write_chunk(
     # only the chunk's own items: files imported one after another (a replication package's
     # dozens) would otherwise read the whole project's labels again for each file
     old_items = dict(
-        project.items.filter(issue_id__in=many_ids(issue_of_row)).values_list("issue_id", "pk")
+        project.items.filter(issue_id__any_of=issue_of_row).values_list("issue_id", "pk")
     )
     created = _create_items(project, rows, issue_of_row, old_items, name)
     item_of_row = [old_items.get(i) or created.by_issue[i] for i in issue_of_row]
     existing = _existing_labels(list(old_items.values()))
     resolved = dict(
-        Resolution.objects.filter(item_id__in=many_ids(old_items.values())).values_list(
+        Resolution.objects.filter(item_id__any_of=old_items.values()).values_list(
             "item_id", "node_id"
         )
     )
@@ -598,9 +598,7 @@ def _create_items(
         ("project_id", "issue_id", "label_count", "stage", "agreement"),
         [(project.pk, issue, n, o.stage, o.agreement) for issue, (n, o) in outcomes.items()],
     )
-    by_issue = dict(
-        project.items.filter(issue_id__in=many_ids(outcomes)).values_list("issue_id", "pk")
-    )
+    by_issue = dict(project.items.filter(issue_id__any_of=outcomes).values_list("issue_id", "pk"))
     return _Created(
         moves=[
             Move(by_issue[issue], initial, o.stage, {"file": name}, inserted=True)
@@ -700,7 +698,7 @@ def _placeholder(project: Project, column: int, name: str):
 
 def _existing_labels(item_ids: list[int]) -> dict[tuple[int, int], int]:
     """(item, volunteer) -> node of the labels the items hold already."""
-    rows = Annotation.objects.filter(item_id__in=many_ids(item_ids)).values_list(
+    rows = Annotation.objects.filter(item_id__any_of=item_ids).values_list(
         "item_id", "volunteer_id", "node_id"
     )
     return {(i, v): n for i, v, n in rows.iterator(chunk_size=BATCH)}
