@@ -83,15 +83,17 @@ def test_a_table_is_analyzed_as_it_grows_once_it_has_doubled_since_its_statistic
     assert refresh_planner_statistics_as_it_grows(Issue) == []
 
 
-def test_any_of_finds_exactly_the_values_given_across_relations_and_none_for_none():
+def test_any_of_finds_exactly_the_values_given_across_relations_and_none_for_none(project):
     _grow(0, 5)
-    ids = sorted(Issue.objects.filter(owner="grow").values_list("pk", flat=True))
-    assert (
-        sorted(Issue.objects.filter(pk__any_of=ids[1:4]).values_list("pk", flat=True)) == (ids[1:4])
-    )
+    issues = list(Issue.objects.filter(owner="grow").order_by("pk"))
+    items = Item.objects.bulk_create(Item(project=project, issue=issue) for issue in issues)
+    wanted = [issue.pk for issue in issues[1:4]]
+    assert sorted(Issue.objects.filter(pk__any_of=wanted).values_list("pk", flat=True)) == wanted
+    by_key = Item.objects.filter(issue_id__any_of=wanted)  # a foreign key's own column
+    assert sorted(by_key.values_list("pk", flat=True)) == [item.pk for item in items[1:4]]
     urls = {"https://x/0", "https://x/4", "https://x/nowhere"}  # a set, one value unknown
-    found = Issue.objects.filter(url__any_of=urls).values_list("number", flat=True)
-    assert sorted(found) == ["0", "4"]
+    across = Item.objects.filter(issue__url__any_of=urls)  # through the relation
+    assert sorted(across.values_list("issue__number", flat=True)) == ["0", "4"]
     assert list(Issue.objects.filter(pk__any_of=[])) == []
 
 
