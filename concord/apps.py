@@ -1,3 +1,5 @@
+"""The concord app: what every feature's models and queries share (the any_of lookup)."""
+
 from django.apps import AppConfig
 from django.db.models import Field, ForeignObject
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from enum import IntEnum
 
-from django.core.exceptions import EmptyResultSet
 from django.db import connection, models, transaction
+from django.db.models import lookups
 
 
 def upsert(
@@ -223,11 +223,8 @@ class AnyOf(models.Lookup):
         return list(self.rhs)
 
     def as_sql(self, compiler, connection) -> tuple[str, tuple]:
-        if not self.rhs:
-            raise EmptyResultSet
-        lhs, params = self.process_lhs(compiler, connection)
-        marks = ", ".join(["%s"] * len(self.rhs))
-        return f"{lhs} IN ({marks})", (*params, *self.rhs)
+        """Elsewhere (the SQLite demo), Django's own `__in`."""
+        return lookups.In(self.lhs, self.rhs).as_sql(compiler, connection)
 
     def as_postgresql(self, compiler, connection) -> tuple[str, tuple]:
         lhs, params = self.process_lhs(compiler, connection)
