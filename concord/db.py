@@ -222,7 +222,7 @@ class AnyOf(models.Lookup):
     def get_prep_lookup(self) -> list:
         return list(self.rhs)
 
-    def as_sql(self, compiler, connection) -> tuple[str, tuple]:
+    def as_sql(self, compiler, connection):  # returns what Django's In returns
         """Elsewhere (the SQLite demo), Django's own `__in`."""
         return lookups.In(self.lhs, self.rhs).as_sql(compiler, connection)
 
