@@ -114,3 +114,18 @@ def test_any_of_is_planned_as_one_scan_however_stale_the_statistics():
     assert "Loop" not in plan
     assert "ANY" in plan
     assert sorted(chunk) == sorted(ids)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the array's type is PostgreSQL's")
+def test_any_of_sends_the_array_as_the_columns_type_and_compares_whole_values():
+    """`bigint = ANY(integer[])` is read value by value for each row, not hashed (1.4 s against
+    48 ms for 15,000 ids): the ids go as a bigint[]. Text goes as text[], not as the column's
+    varchar(300)[], whose cast would cut a longer value down to one that matches."""
+    assert "::bigint[]" in Item.objects.filter(issue_id__any_of=[1, 2]).explain(verbose=True)
+    stored = Issue.objects.create(
+        host="github", owner="o", repo="r", number="1", url="https://x/" + "a" * 290
+    )
+    longer = stored.url + "tail"
+    assert len(stored.url) == 300
+    assert list(Issue.objects.filter(url__any_of=[longer])) == []
+    assert list(Issue.objects.filter(url__any_of=[stored.url])) == [stored]
