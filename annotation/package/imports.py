@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from annotation.gate import Write, gate
@@ -194,7 +195,8 @@ def _items_of_issues(project: Project, issue_ids: Iterable[int]) -> dict[int, in
     return _by_key(items.values_list("issue_id", "pk"))
 
 
-def _by_key(pairs) -> dict:
+def _by_key(pairs: QuerySet) -> dict:
+    """A values_list of (key, value) pairs as a dict, read BATCH rows at a time."""
     return dict(pairs.iterator(chunk_size=BATCH))
 
 
