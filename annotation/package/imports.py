@@ -191,7 +191,7 @@ def _file_items(project: Project, urls: list[str]) -> _FileItems:
 
 def _items_of_issues(project: Project, issue_ids: Iterable[int]) -> dict[int, int]:
     """item id by issue id, for those of the issues the project holds."""
-    items = Item.objects.filter(project=project, issue_id__any_of=list(issue_ids))
+    items = project.items.filter(issue_id__any_of=issue_ids)  # any_of takes any iterable
     return _by_key(items.values_list("issue_id", "pk"))
 
 
