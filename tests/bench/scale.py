@@ -312,15 +312,16 @@ class Table:
 
     def print(self, scale: float, runs: int) -> list[str]:
         print(f"\n10x study at scale {scale:g}: medians of {runs} run(s)\n")
-        print(f"{'figure':<52} {'median':>9} {'unit':<5} {'target':>10}  result")
-        print("-" * 86)
+        width = max([len("figure"), *(len(figure.name) for figure, _ in self.rows)])
+        print(f"{'figure':<{width}} {'median':>9} {'unit':<5} {'target':>10}  result")
+        print("-" * (width + 34))
         for figure, unit in self.rows:
             target = ""
             if figure.target is not None:
                 target = f"{'>=' if figure.at_least else '<='} {figure.target:g}"
             verdict = {"FAIL": "MISSED"}.get(figure.verdict, figure.verdict)
-            print(f"{figure.name:<52} {figure.median:>9.2f} {unit:<5} {target:>10}  {verdict}")
-        print("-" * 86)
+            print(f"{figure.name:<{width}} {figure.median:>9.2f} {unit:<5} {target:>10}  {verdict}")
+        print("-" * (width + 34))
         return [f.name for f, _ in self.rows if f.verdict == "FAIL"]
 
 
@@ -587,7 +588,12 @@ def labeling_figures(table: Table, name: str, results, *, open_loop: bool) -> No
             [getattr(r, f"{attr}_cpu_per_label_ms") for r in results],
             "ms",
         )
-    table.add(f"{name}: lost + past k", [float(r.lost + r.over_k) for r in results], "", 0.0)
+    # held to zero over every run, not in the median: a refused or wrong answer (a 429, a 500, a
+    # label not taken) is a failure, not a latency
+    lost = sum(r.lost + r.over_k for r in results)
+    table.add(f"{name}: lost + past k, all runs", [float(lost)], "", 0.0)
+    wrong = sum(r.error_count for r in results)
+    table.add(f"{name}: wrong or refused answers, all runs", [float(wrong)], "", 0.0)
     for error in [e for r in results for e in r.errors][:5]:
         print(f"  ERROR {error}")
 
