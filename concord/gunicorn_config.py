@@ -9,7 +9,7 @@ measures both). Override with GUNICORN_WORKERS / GUNICORN_THREADS.
 
 import os
 
-bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+bind = os.environ.get("GUNICORN_BIND") or "0.0.0.0:8000"  # blank in .env: the default
 workers = int(os.environ.get("GUNICORN_WORKERS") or os.cpu_count() or 1)
 worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS") or 4)

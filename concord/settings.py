@@ -7,6 +7,7 @@ Every variable is listed in `.env.example`.
 import os
 import secrets
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 # Agreement maths multiplies small matrices: OpenBLAS' thread pool only adds contention with the
@@ -17,13 +18,38 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(environ.Env().str("CONCORD_VAR_DIR", default=str(BASE_DIR / "var")))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
-(VAR_DIR / "staticfiles").mkdir(exist_ok=True)  # WhiteNoise wants it even before collectstatic
 
-env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+class _SetVariables(Mapping):
+    """The environment as the settings read it: a blank variable (`NAME=`, as a .env copied from
+    .env.example holds most of them) is not set, so its default applies. Read as set, a blank
+    DATABASE_URL stopped every start (no engine) and a blank HTTPS turned HTTPS off."""
+
+    def __getitem__(self, name: str) -> str:
+        value = os.environ[name]
+        if value == "":
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, value in os.environ.items() if value != "")
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Env(environ.Env):
+    ENVIRON = _SetVariables()
+
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)  # the process's own environment wins
+env = _Env()
+VAR_DIR = Path(env.str("CONCORD_VAR_DIR", default=str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+# collectstatic's output: in the image it is collected at build, outside the volume that holds
+# VAR_DIR (a volume hides what the image has at its path).
+STATIC_ROOT = Path(env.str("CONCORD_STATIC_ROOT", default=str(VAR_DIR / "staticfiles")))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise wants it even before collectstatic
 
 # ---------------------------------------------------------------- core
 DEBUG = env.bool("DEBUG", default=False)
@@ -348,7 +374,6 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "staticfiles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

@@ -160,16 +160,75 @@ def test_production_settings_pass_the_deploy_check(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_env_example_lists_every_variable_the_settings_read():
-    source = (ROOT / "concord" / "settings.py").read_text()
-    listed = {
-        line.split("=", 1)[0]
-        for line in (ROOT / ".env.example").read_text().splitlines()
-        if line and not line.startswith("#")
-    }
-    read = set(re.findall(r'env(?:\.\w+)?\(\s*"([A-Z_]+)"', source))
-    read |= set(re.findall(r'Env\(\)\.str\(\s*"([A-Z_]+)"', source))
-    assert read <= listed, read - listed
+def env_example() -> dict[str, str]:
+    """.env.example's variables as a .env copied from it holds them (most blank)."""
+    lines = (ROOT / ".env.example").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def test_env_example_lists_every_variable_the_settings_and_gunicorn_read():
+    settings = (ROOT / "concord" / "settings.py").read_text()
+    gunicorn = (ROOT / "concord" / "gunicorn_config.py").read_text()
+    read = set(re.findall(r'env(?:\.\w+)?\(\s*"([A-Z_]+)"', settings))
+    read |= set(re.findall(r'os\.environ\.get\(\s*"([A-Z_]+)"', gunicorn))
+    assert {"CONCORD_VAR_DIR", "GUNICORN_WORKERS"} <= read  # the patterns still match
+    assert read <= set(env_example()), read - set(env_example())
+
+
+def test_a_env_file_copied_from_the_example_starts_with_the_secure_defaults(tmp_path):
+    """docker-compose.yml passes .env to every service: `cp .env.example .env` with the secrets
+    filled in. A blank line there is no value, so its default applies: SQLite, not a database URL
+    without an engine; HTTPS and HSTS on, not off."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update(env_example())
+    env.update(
+        SECRET_KEY="x" * 20 + "a-long-random-production-key-for-the-check-only",
+        ALLOWED_HOSTS="concord.example.org",
+        CONCORD_VAR_DIR=str(tmp_path),
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def dockerfile_env() -> dict[str, str]:
+    """The variables the Dockerfile's ENV lines set (NAME=value pairs)."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line[4:] for line in text.splitlines() if line.startswith("ENV ")]
+    return dict(pair.split("=", 1) for line in lines for pair in line.split())
+
+
+def test_the_image_collects_static_files_where_its_containers_serve_them_from(tmp_path):
+    """collectstatic runs at the image's build, with its ENV; the containers run with .env and
+    compose's environment over it (compose's wins), and the concord-var volume over VAR_DIR hides
+    whatever the image has there. Both must name one static root, outside the volume, and the
+    settings must collect to it."""
+    app = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["x-app"]
+    build = dockerfile_env()
+    run = {**build, **{k: v for k, v in env_example().items() if v}, **app["environment"]}
+    static = build["CONCORD_STATIC_ROOT"]
+    assert run["CONCORD_STATIC_ROOT"] == static
+    (volume,) = [mount.split(":")[1] for mount in app["volumes"]]
+    assert run["CONCORD_VAR_DIR"] == volume
+    assert not f"{static}/".startswith(f"{volume}/")
+
+    probe = "import django; django.setup(); from django.conf import settings; "
+    probe += "print(settings.STATIC_ROOT)"
+    env = {**os.environ, "CONCORD_VAR_DIR": str(tmp_path / "var")}
+    env.update(CONCORD_STATIC_ROOT=str(tmp_path / "static"), DEBUG="1")
+    env["DJANGO_SETTINGS_MODULE"] = "concord.settings"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(tmp_path / "static")
+    assert (tmp_path / "static").is_dir()  # WhiteNoise wants it before anything is collected
 
 
 def test_compose_describes_the_production_shape():

@@ -1,7 +1,7 @@
 """Load test with faults: 50 simulated volunteers label the study-scale project through gunicorn
 for 10 minutes while gunicorn workers are SIGKILLed and Redis is killed and restarted.
 
-`python -m tests.bench.soak` (`make soak`; `--seconds` shortens it: CI runs 45 s through
+`python -m tests.bench.soak` (`make soak`; `--seconds` shortens it: CI runs 30 s through
 tests/test_load_faults.py). On PostgreSQL (default database `concord_bench_labeling`, shared with
 the labeling benchmark: the study-scale project, 38,742 items x 7 labels, is imported once), with a
 Redis of its own (it gets killed). Volunteers behave as in tests.load: a request that fails in a
