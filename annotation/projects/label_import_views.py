@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from annotation.access import access_project
 from annotation.models import LabelImportJob, Role
 from annotation.projects.forms import LabelFilesForm
-from annotation.projects.label_imports import Upload, label_import_progress, label_import_queue
+from annotation.projects.label_imports import label_import_progress, label_import_queue
 from concord.errors import ConcordError
 from concord.tasks import NOT_SENT
 
@@ -22,12 +22,11 @@ def project_label_imports_page(request, slug: str):
     project = access_project(request.user, slug, at_least=Role.ADMIN)
     form = LabelFilesForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        uploads = [Upload(f.name, f.read()) for f in form.cleaned_data["label_files"]]
         try:
             queued = label_import_queue(
                 project=project,
                 user=request.user,
-                uploads=uploads,
+                uploads=form.cleaned_data["label_files"],
                 refuse_repeats=form.cleaned_data["refuse_repeats"],
             )
         except ConcordError as exc:

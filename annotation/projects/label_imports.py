@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 import shutil
 import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.utils.translation import gettext as _
 
 from annotation.figures.tallies import figures_rebuild_queue
@@ -48,11 +50,26 @@ def label_import_dir() -> Path:
 
 @dataclass(frozen=True)
 class Upload:
+    """A file's name and content as bytes; a label file may also come as Django's UploadedFile
+    (a form's or the API's), which has the same name, size and chunks()."""
+
     name: str
     data: bytes
 
+    @property
+    def size(self) -> int:
+        return len(self.data)
 
-def uploads_check(uploads: list[Upload]) -> None:
+    def chunks(self) -> Iterator[bytes]:
+        yield self.data
+
+
+# An uploaded file is saved a chunk at a time, never read whole: 20 files of 20 MB in one request
+# read whole held 400 MB in the web process.
+LabelFile = Upload | UploadedFile
+
+
+def uploads_check(uploads: Sequence[LabelFile]) -> None:
     """Refuse what no worker should be sent: no file, too many, too big (named)."""
     if not uploads:
         raise ConcordError(_("Choose at least one label file."))
@@ -60,18 +77,23 @@ def uploads_check(uploads: list[Upload]) -> None:
         message = _("%(files)s files; upload at most %(most)s at once.")
         raise ConcordError(message % {"files": len(uploads), "most": MAX_FILES})
     for upload in uploads:
-        if len(upload.data) > MAX_FILE_BYTES:
+        if (upload.size or 0) > MAX_FILE_BYTES:
             message = _("%(name)s: %(size)s kB; the limit is %(limit)s MB.")
             size = {
                 "name": upload.name,
-                "size": len(upload.data) // 1024,
+                "size": (upload.size or 0) // 1024,
                 "limit": MAX_FILE_BYTES // (1024 * 1024),
             }
             raise ConcordError(message % size)
 
 
 def label_import_queue(
-    *, project: Project, user, uploads: list[Upload], refuse_repeats: bool, enqueue: bool = True
+    *,
+    project: Project,
+    user,
+    uploads: Sequence[LabelFile],
+    refuse_repeats: bool,
+    enqueue: bool = True,
 ) -> Queued[LabelImportJob]:
     """Save the files and queue the job; its task is sent after the transaction commits. An
     archived project is read only: nothing is imported into it."""
@@ -82,8 +104,10 @@ def label_import_queue(
     files = []
     for n, upload in enumerate(uploads, start=1):
         stored = folder / f"{n}.csv"
-        stored.write_bytes(upload.data)
-        name = Path(upload.name).name[:NAME_MAX] or _("file %(n)s") % {"n": n}
+        with stored.open("wb") as file:
+            for chunk in upload.chunks():
+                file.write(chunk)
+        name = Path(upload.name or "").name[:NAME_MAX] or _("file %(n)s") % {"n": n}
         files.append({"name": name, "stored": str(stored.relative_to(label_import_dir()))})
     from annotation.projects.tasks import label_import_run as run_task
 

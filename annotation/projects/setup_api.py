@@ -19,7 +19,6 @@ from annotation.models import LabelImportJob, Project, Role
 from annotation.projects.label_imports import (
     MAX_FILE_BYTES,
     MAX_FILES,
-    Upload,
     label_import_progress,
     label_import_queue,
 )
@@ -192,11 +191,10 @@ class LabelImportsApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         project = access_project(request.user, slug, at_least=Role.ADMIN)
         data = validated(LabelFilesIn, request.data)
-        uploads = [Upload(f.name, f.read()) for f in data["files"]]
         queued = label_import_queue(
             project=project,
             user=request.user,
-            uploads=uploads,
+            uploads=data["files"],
             refuse_repeats=data["refuse_repeats"],
         )
         return Response(_label_import_out(queued.job), status=status.HTTP_202_ACCEPTED)
