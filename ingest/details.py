@@ -4,7 +4,12 @@ rate limit or a killed worker picks up where it stopped.
 
 Each pending issue carries `details_requested_at`, set when its batch is sent and renewed as the
 worker goes: a batch whose worker was killed (or that was sent while Redis was down) goes quiet,
-and the sweep (`details_stale`, from beat and each worker's start) sends it again."""
+and the sweep (`details_stale`, from beat and each worker's start) sends it again.
+
+Only an answer about the issue itself marks it as not fetchable (`fetch_error`, shown on the
+labeling page and never fetched again): gone, a pull request, an answer of the wrong shape. A
+host that fails (5xx, timeouts, after the client's retries) or a token it refuses says nothing
+about the issue: those issues stay pending and are fetched again later."""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from django.utils import timezone
 
 from concord.db import upsert
 from concord.tasks import send
-from ingest.clients import ForgeError, RateLimited, RepoNotFound
+from ingest.clients import ForgeError, ForgeUnavailable, RateLimited, RepoNotFound, Unauthorized
 from ingest.harvest import (
     ISSUE_UPDATE_FIELDS,
     comment_row,
@@ -29,6 +34,8 @@ from ingest.models import Issue, Source
 
 DETAIL_BATCH = 100
 HEARTBEAT_EVERY = 10  # issues
+# Issues in a row the host failed on before the batch stops: the host is down, not one issue.
+DOWN_AFTER = 2
 
 
 def details_request(issue_ids: Sequence[int]) -> int:
@@ -53,9 +60,14 @@ def details_stale() -> list[int]:
 
 
 def issues_fetch_details(*, issue_ids: Sequence[int], clients: dict | None = None) -> int:
-    """Fetch what is missing; returns how many issues were filled in. Raises RateLimited."""
+    """Fetch what is missing; returns how many issues were filled in. Raises RateLimited (wait,
+    then again), Unauthorized (the token; nothing marked) or, once every issue it could fetch is
+    stored, ForgeUnavailable: the host failed on some (stopping after DOWN_AFTER in a row), and
+    they stay pending."""
     clients = clients if clients is not None else {}
     done = 0
+    failed: ForgeUnavailable | None = None
+    in_a_row = 0
     pending = _pending(issue_ids)
     for n, issue in enumerate(pending.order_by("pk")):
         if n % HEARTBEAT_EVERY == 0:
@@ -72,9 +84,14 @@ def issues_fetch_details(*, issue_ids: Sequence[int], clients: dict | None = Non
                 else []
             )
         except RateLimited as exc:
-            # The retry comes after the wait: until then the sweep must not send a duplicate.
-            back = timezone.now() + timedelta(seconds=exc.wait_seconds)
-            _pending(issue_ids).update(details_requested_at=back)
+            details_held(issue_ids, exc.wait_seconds)
+            raise
+        except ForgeUnavailable as exc:
+            failed, in_a_row = exc, in_a_row + 1
+            if in_a_row == DOWN_AFTER:
+                break
+            continue
+        except Unauthorized:
             raise
         except RepoNotFound:
             _mark(issue, "not found on the host (deleted, moved, or private)")
@@ -96,7 +113,16 @@ def issues_fetch_details(*, issue_ids: Sequence[int], clients: dict | None = Non
             )
             comments_upsert([comment_row(issue.host, c, issue.pk) for c in comments])
         done += 1
+        in_a_row = 0
+    if failed is not None:
+        raise failed
     return done
+
+
+def details_held(issue_ids: Sequence[int], seconds: float) -> None:
+    """The batch is sent again in `seconds`: until then the sweep must not send a duplicate."""
+    back = timezone.now() + timedelta(seconds=seconds)
+    _pending(issue_ids).update(details_requested_at=back)
 
 
 def _pending(issue_ids: Sequence[int]):

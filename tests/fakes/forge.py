@@ -978,6 +978,8 @@ class FakeForge:
         self.retry_after: int | None = 1
         self.fail_5xx_on: set[int] = set()
         self.fail_5xx_status = 502
+        # Paths answered with that 5xx every time (GitHub's 502 for an issue too heavy to render)
+        self.fail_5xx_paths: set[str] = set()
         # Answers that keep trickling: after the headers, one byte of the body every
         # `trickle_seconds` (each read returns in time, the whole never does).
         self.trickle_on: set[int] = set()
@@ -1183,7 +1185,7 @@ class FakeForge:
             return _json(404, {"message": "Not Found"})
         if req.ordinal in self.on_request:
             self.on_request[req.ordinal]()
-        if req.ordinal in self.fail_5xx_on:
+        if req.ordinal in self.fail_5xx_on or req.path in self.fail_5xx_paths:
             return _server_error(self.fail_5xx_status)
         if req.ordinal in self.html_on:
             return _Response(200, _UNICORN, {"content-type": "text/html; charset=utf-8"})

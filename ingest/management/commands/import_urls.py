@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from concord.errors import RowError, utf8_text
+from ingest.clients import ForgeError
 from ingest.details import issues_fetch_details
 from ingest.importers import url_list_import
 
@@ -36,7 +37,13 @@ class Command(BaseCommand):
                 f"known, {report.duplicates} repeated, {len(report.errors)} bad"
             )
             if fetch_details:
-                done = issues_fetch_details(issue_ids=report.issue_ids)
+                try:
+                    done = issues_fetch_details(issue_ids=report.issue_ids)
+                except ForgeError as exc:  # a rate limit, a failing host, a refused token
+                    raise CommandError(
+                        f"{path}: the URLs are in; fetching their details stopped: {exc}. Run the "
+                        "command again later: it fetches only what is still missing."
+                    ) from exc
                 self.stdout.write(f"{path}: details fetched for {done} issues")
         if bad:
             raise CommandError(f"{bad} line(s) were not imported (see above); the rest went in")
