@@ -30,6 +30,7 @@ from ingest.clients import (
     CommentRecord,
     CursorExpired,
     ForgeError,
+    ForgeUnavailable,
     IssueRecord,
     Moved,
     Page,
@@ -182,7 +183,9 @@ def harvest_advance(
     """Fetch and store pages from the checkpoint until done, failed, cancelled or `max_pages`;
     `on_page` sees the run after each page (the command draws its progress bar with it).
 
-    Raises RateLimited (after recording the wait on the run) when the forge says to wait.
+    Raises RateLimited (after recording the wait on the run) when the forge says to wait, or
+    when it keeps failing (5xx, timeouts after the client's retries): an outage of minutes waits
+    and goes on from the checkpoint instead of failing the run.
     """
     run = HarvestRun.objects.select_related("source").get(pk=run_id)
     validators = {v.url: v for v in run.source.page_validators.all()}
@@ -196,6 +199,8 @@ def harvest_advance(
                 stored = _advance_one_page(run, fetcher, validators)
             except RateLimited as exc:
                 return _rate_limited(run, exc)
+            except ForgeUnavailable as exc:
+                return _host_failing(run, exc)
             except ForgeError as exc:
                 return _finish(run, RunStatus.FAILED, error=str(exc))
             except DatabaseError:
@@ -257,11 +262,35 @@ def _rate_limited(run: HarvestRun, exc: RateLimited) -> HarvestRun:
         )
     wait = exc.wait_seconds
     if exc.rate.remaining != 0:  # a secondary limit: no reset time, so back off with growth
-        grown = settings.HARVEST_SECONDARY_WAIT_SECONDS * 2 ** (waits - 1)
-        wait = max(wait, min(grown, settings.HARVEST_MAX_WAIT_SECONDS))
+        wait = max(wait, _grown_wait(waits))
         exc = RateLimited(str(exc), wait, exc.rate)
     _record_wait(run, exc, rate_waits=waits)
     raise exc
+
+
+def _host_failing(run: HarvestRun, exc: ForgeUnavailable) -> HarvestRun:
+    """The host still failing after the client's retries (a GitHub incident lasts minutes):
+    wait as for a secondary limit, longer each time in a row, and say why on the run; after
+    HARVEST_MAX_RATE_WAITS in a row the run fails."""
+    waits = run.rate_waits + 1
+    host = run.source.get_host_display()
+    if waits > settings.HARVEST_MAX_RATE_WAITS:
+        return _finish(
+            run,
+            RunStatus.FAILED,
+            error=f"{host} kept failing: {waits} times in a row, the last {exc}. Gave up after "
+            f"HARVEST_MAX_RATE_WAITS={settings.HARVEST_MAX_RATE_WAITS}; start a new run later "
+            "(what is stored stays).",
+        )
+    wait = RateLimited(str(exc), _grown_wait(waits))
+    _record_wait(run, wait, rate_waits=waits, reason=f"{host} failing: {exc}"[:300])
+    raise wait from exc
+
+
+def _grown_wait(waits: int) -> float:
+    """The wait before try `waits` + 1 when the host names none: doubling, up to a cap."""
+    grown = settings.HARVEST_SECONDARY_WAIT_SECONDS * 2 ** (waits - 1)
+    return min(grown, settings.HARVEST_MAX_WAIT_SECONDS)
 
 
 class PageFetcher:
@@ -596,6 +625,7 @@ def _store_page(
         locked.cursor = cursor
         locked.status = RunStatus.RUNNING
         locked.waiting_until = None
+        locked.wait_reason = ""
         locked.heartbeat_at = timezone.now()
         locked.host_began_at = locked.host_began_at or page.host_date or locked.heartbeat_at
         locked.rate_remaining = page.rate.remaining
@@ -788,12 +818,15 @@ def _wait_if_exhausted(run: HarvestRun) -> None:
         raise raise_wait
 
 
-def _record_wait(run: HarvestRun, exc: RateLimited, *, rate_waits: int | None = None) -> None:
+def _record_wait(
+    run: HarvestRun, exc: RateLimited, *, rate_waits: int | None = None, reason: str = ""
+) -> None:
     until = timezone.now() + timedelta(seconds=exc.wait_seconds)
     HarvestRun.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(
         status=RunStatus.WAITING,
         rate_waits=run.rate_waits if rate_waits is None else rate_waits,
         waiting_until=until,
+        wait_reason=reason,
         error="",
         rate_remaining=exc.rate.remaining if exc.rate.remaining is not None else run.rate_remaining,
         rate_reset_at=exc.rate.reset_at or run.rate_reset_at,
@@ -802,7 +835,7 @@ def _record_wait(run: HarvestRun, exc: RateLimited, *, rate_waits: int | None = 
 
 def _finish(run: HarvestRun, status: str, *, error: str = "") -> HarvestRun:
     HarvestRun.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(
-        status=status, error=error, finished_at=timezone.now(), waiting_until=None
+        status=status, error=error, finished_at=timezone.now(), waiting_until=None, wait_reason=""
     )
     run.refresh_from_db()
     return run

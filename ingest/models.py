@@ -274,7 +274,7 @@ class PageValidator(models.Model):
 class RunStatus(models.TextChoices):
     QUEUED = "queued", _("Queued")
     RUNNING = "running", _("Running")
-    WAITING = "waiting", _("Waiting for the rate limit")
+    WAITING = "waiting", _("Waiting to go on")  # for a rate limit, or a host that fails
     DONE = "done", _("Done")
     FAILED = "failed", _("Failed")
     CANCELLED = "cancelled", _("Cancelled")
@@ -331,6 +331,14 @@ class HarvestRun(models.Model):
     rate_remaining = models.IntegerField(null=True, blank=True)
     rate_reset_at = models.DateTimeField(null=True, blank=True)
     waiting_until = models.DateTimeField(null=True, blank=True)
+    wait_reason = models.CharField(
+        max_length=300,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="While waiting for a host that fails (5xx, timeouts), what it answered; "
+        "empty while waiting for a rate limit.",
+    )
     error = models.TextField(blank=True, help_text="Why the run failed, in words for the admin.")
     cancel_requested = models.BooleanField(default=False)
     started_by = models.ForeignKey(

@@ -55,6 +55,14 @@ def rate_limit_words(run: HarvestRun, *, now: datetime | None = None) -> str:
     reset (at 13:05 UTC)'."""
     now = now or timezone.now()
     host = run.source.get_host_display()
+    if run.status == RunStatus.WAITING and run.waiting_until and run.wait_reason:
+        if run.waiting_until <= now:
+            return _("the wait is over; the harvest tries %(host)s again shortly") % {"host": host}
+        return _("%(reason)s; trying again in %(left)s (at %(clock)s)") % {
+            "reason": run.wait_reason,
+            "left": duration_words(run.waiting_until - now),
+            "clock": _clock(run.waiting_until),
+        }
     if run.status == RunStatus.WAITING and run.waiting_until:
         if run.waiting_until <= now:
             return _("the wait for the %(host)s limit is over; the harvest continues shortly") % {

@@ -112,6 +112,7 @@ class HarvestRunSerializer(serializers.ModelSerializer):
             "rate_remaining",
             "rate_reset_at",
             "waiting_until",
+            "wait_reason",
             "error",
             "cancel_requested",
             "started_by",

@@ -24,5 +24,5 @@ def forge_href(value: object) -> SafeString | str:
 
 @register.filter
 def run_status_name(status: str) -> str:
-    """ "waiting" -> "Waiting for the rate limit", in the reader's language."""
+    """ "waiting" -> "Waiting to go on", in the reader's language."""
     return str(RunStatus(status).label) if status in RunStatus.values else status

@@ -184,7 +184,7 @@ def test_flaky_5xx_are_retried_transparently(db, forge):
 
 def test_persistent_5xx_fail_the_run_with_a_clear_message(db, forge, settings):
     serve_github(forge, n_issues=50, n_prs=0, comments=0)
-    settings.HARVEST_MAX_RETRIES = 2
+    settings.HARVEST_MAX_RETRIES, settings.HARVEST_MAX_RATE_WAITS = 2, 0  # no wait for it
     forge.fail_5xx_on = set(range(1, 50))
     run = harvest(github_source())
     assert run.status == RunStatus.FAILED

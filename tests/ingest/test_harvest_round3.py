@@ -64,6 +64,7 @@ def test_a_trickling_answer_is_cut_off_at_the_request_bound_and_asked_again(
 @pytest.mark.parametrize("how", HOSTS)
 def test_a_host_that_always_trickles_fails_the_run_in_words(db, forge, settings, how):
     settings.HARVEST_REQUEST_SECONDS, settings.HARVEST_MAX_RETRIES = 0.2, 1
+    settings.HARVEST_MAX_RATE_WAITS = 0  # failing on: no wait (test_harvest_trust's 7)
     tracker, _, _ = serve(forge, how)
     forge.trickle_on = set(range(1, 10))
 
@@ -91,6 +92,7 @@ def test_an_html_page_answered_with_200_is_asked_again(db, forge, how):
 @pytest.mark.parametrize("how", HOSTS)
 def test_a_host_answering_html_pages_fails_the_run_in_words(db, forge, settings, how):
     settings.HARVEST_MAX_RETRIES = 1
+    settings.HARVEST_MAX_RATE_WAITS = 0  # failing on: no wait (test_harvest_trust's 7)
     tracker, _, _ = serve(forge, how)
     forge.html_on = set(range(1, 10))
 
@@ -152,6 +154,7 @@ def test_a_partial_or_timed_out_graphql_answer_is_asked_again(db, forge, fault):
 
 def test_graphql_answering_in_part_every_time_fails_the_run_in_words(db, forge, settings):
     settings.HARVEST_MAX_RETRIES = 2
+    settings.HARVEST_MAX_RATE_WAITS = 0  # failing on: no wait (test_harvest_trust's 7)
     tracker, _, _ = serve(forge, "graphql")
     forge.graphql_fault_on = dict.fromkeys(range(1, 10), "null_issue")
 

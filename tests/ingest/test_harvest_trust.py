@@ -11,6 +11,7 @@ from ingest.details import issues_fetch_details
 from ingest.harvest import harvest_advance, harvest_start
 from ingest.importers import url_list_import
 from ingest.models import Comment, HarvestRun, Issue, KeywordMatch, KeywordSet, RunStatus, Source
+from ingest.selectors import run_progress
 from tests.fakes.forge import make_gitee_issues, make_github_issues
 
 WINDOW = {"created_from": date(2023, 1, 1), "created_until": date(2025, 4, 30)}
@@ -235,6 +236,47 @@ def test_7_a_page_stored_between_limits_starts_the_count_again(db, forge, settin
 
     assert waits == [0.5, 0.5, 0.5]
     assert run.status == RunStatus.DONE
+
+
+def test_7_a_host_failing_for_minutes_is_waited_out_and_the_run_goes_on_from_its_checkpoint(
+    db, forge, settings
+):
+    """5xx beyond the client's retries (a GitHub incident lasts minutes): the run waits, longer
+    each time, says why on its page, and then goes on from the page it had reached."""
+    issues, _ = serve(forge, n_issues=350)
+    settings.HARVEST_MAX_RETRIES, settings.HARVEST_SECONDARY_WAIT_SECONDS = 1, 0.5
+    forge.fail_5xx_on = set(range(3, 3 + 2 * 3))  # pages 1 and 2; page 3 fails 3 x 2 tries
+
+    run = harvest_start(source=source(), enqueue=False)
+    with pytest.raises(RateLimited):
+        harvest_advance(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.WAITING
+    assert run.wait_reason.startswith("GitHub failing: ")
+    assert "HTTP 502" in run_progress(run)["rate_limit"]
+    reached = run.cursor
+
+    run, waits = advance_through_waits(run)
+    assert waits == [1.0, 2.0]
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)
+    pages = [r["query"].get("page") for r in forge.requests if r["path"].endswith("/issues")]
+    assert pages.count(None) == 1  # the first page (no `page=`): not walked again
+    assert reached["url"] is not None
+
+
+def test_7_a_host_that_keeps_failing_fails_the_run_saying_so(db, forge, settings):
+    serve(forge, n_issues=50)
+    settings.HARVEST_MAX_RETRIES, settings.HARVEST_SECONDARY_WAIT_SECONDS = 1, 0.5
+    settings.HARVEST_MAX_RATE_WAITS = 3
+    forge.fail_5xx_on = set(range(1, 100))
+
+    run, waits = advance_through_waits(harvest_start(source=source(), enqueue=False))
+
+    assert waits == [0.5, 1.0, 2.0]
+    assert run.status == RunStatus.FAILED
+    assert "GitHub kept failing: 4 times in a row, the last HTTP 502" in run.error
+    assert (run.wait_reason, run.waiting_until) == ("", None)
 
 
 # -- 8. the page after the window

@@ -300,7 +300,7 @@ def test_the_progress_page_says_how_long_the_rate_limit_wait_is(client, staff):
         requests=4,
     )
     text = page_text(client.get(f"/ingest/runs/{run.pk}/"))
-    assert "Status: Waiting for the rate limit" in text
+    assert "Status: Waiting to go on" in text
     assert "waiting 14 min for the GitHub limit to reset" in text
     assert "Pages done 3" in text
     assert "Requests 4" in text
