@@ -1205,7 +1205,10 @@ class FakeForge:
             resp.headers["etag"] = _etag(req.target, resp.body)
             if _etag_matches(req.headers.get("if-none-match"), resp.headers["etag"]):
                 not_modified = _Response(304, headers={"etag": resp.headers["etag"]})
-                return self._rate_headers(host, req, not_modified, self._budget(consume=False))
+                # free only "while correctly authorized with an Authorization header" (GitHub)
+                signed = bool(_token_from_header(req.headers.get("authorization", "")))
+                budget = self._budget(consume=not signed)
+                return self._rate_headers(host, req, not_modified, budget)
         budget = self._budget(consume=True)
         if not budget[0]:
             body = _GH_PRIMARY if host == "github" else _GITEE_RATE

@@ -296,14 +296,17 @@ def test_5xx_injection(forge):
     assert json.loads(body)["message"]
 
 
-def test_etag_304_is_free(forge):
+def test_etag_304_is_free_with_a_token_only(forge):
     forge.rate_limit = 10
     url = forge.github_api + VLLM + ALL_DESC
-    _, head, _ = fetch(url)
-    status, again, body = fetch(url, {"If-None-Match": head["etag"]})
+    signed = {"Authorization": "Bearer any"}
+    _, head, _ = fetch(url, signed)
+    status, again, body = fetch(url, {**signed, "If-None-Match": head["etag"]})
     assert (status, body, again["etag"]) == (304, b"", head["etag"])
     assert again["x-ratelimit-remaining"] == "9"
     assert forge.rate_limit == 9
+    status, again, _ = fetch(url, {"If-None-Match": head["etag"]})  # no Authorization header
+    assert (status, again["x-ratelimit-remaining"]) == (304, "8")
     other = fetch(url + "&page=2")[1]["etag"]
     assert other != head["etag"]
 
