@@ -274,7 +274,7 @@ def issue_record(node: dict) -> IssueRecord:
         url=clean_text(node.get("url")),
         title=clean_text(node.get("title")),
         body=clean_text(node.get("body")),
-        author=clean_text((node.get("author") or {}).get("login")),
+        author=author_login(node),
         state=clean_text(node.get("state")).lower(),
         labels=[
             clean_text(label["name"]) for label in (node.get("labels") or {}).get("nodes") or []
@@ -285,6 +285,13 @@ def issue_record(node: dict) -> IssueRecord:
         comment_count=whole_number((node.get("comments") or {}).get("totalCount") or 0),
         is_pull_request=False,  # the issues connection holds none
     )
+
+
+def author_login(node: dict) -> str:
+    """The author's login; a deleted account, null here, is `ghost`, as the REST API names it,
+    so an issue is stored the same whichever API a run used."""
+    author = node.get("author")
+    return "ghost" if author is None else clean_text(author.get("login"))
 
 
 def big_int(value: object) -> int:
@@ -298,7 +305,7 @@ def comment_record(node: dict, number: str) -> CommentRecord:
     return CommentRecord(
         comment_id=big_int(node["fullDatabaseId"]),
         issue_number=number,
-        author=clean_text((node.get("author") or {}).get("login")),
+        author=author_login(node),
         body=clean_text(node.get("body")),
         created_at=parse_time(node.get("createdAt")),
         updated_at=parse_time(node.get("updatedAt")),

@@ -164,6 +164,11 @@ def _uncursor(token: str, epoch: int = 0) -> tuple:
     return tuple(key)
 
 
+def _graphql_author(user: dict) -> dict | None:
+    """REST's user as GraphQL's author: a deleted account, REST's `ghost`, is null there."""
+    return None if user["login"] == "ghost" else {"login": user["login"]}
+
+
 def _etag(target: str, body: bytes) -> str:
     """A weak ETag per URL and content, like GitHub's W/"..." (ETags are per page)."""
     digest = hashlib.blake2b(target.encode(), digest_size=16)
@@ -716,7 +721,7 @@ class _GithubGraphql:
             "createdAt": item["created_at"],
             "updatedAt": item["updated_at"],
             "closedAt": item["closed_at"],
-            "author": {"login": item["user"]["login"]},
+            "author": _graphql_author(item["user"]),
             "labels": {"nodes": [{"name": label["name"]} for label in item["labels"]]},
             "comments": self._comments(repo, item["number"], None),
         }
@@ -754,7 +759,7 @@ class _GithubGraphql:
                     "body": notes[i]["body"],
                     "createdAt": notes[i]["created_at"],
                     "updatedAt": notes[i]["updated_at"],
-                    "author": {"login": notes[i]["user"]["login"]},
+                    "author": _graphql_author(notes[i]["user"]),
                 }
                 for i in page
             ],

@@ -401,6 +401,8 @@ def test_graphql_harvest_stores_what_rest_stores_at_the_request_floor(db, forge)
         for k in range(250)
     ]
     busy = dict(busy, comments=busy["comments"] + len(extra))  # 252 comments on one issue
+    # an account since deleted: REST names it `ghost`, GraphQL gives a null author
+    busy["user"] = extra[0]["user"] = {**busy["user"], "login": "ghost"}
     forge.upsert_github_items("vllm-project", "vllm", issues=[busy], comments=extra)
     tracker = source()
     rest = harvest(tracker)
@@ -464,7 +466,9 @@ def stored_rows():
     issues = Issue.objects.values_list(
         "number", "title", "body", "author", "state", "labels", "created_at", "comment_count"
     )
-    notes = Comment.objects.values_list("comment_id", "issue__number", "body", "updated_at")
+    notes = Comment.objects.values_list(
+        "comment_id", "issue__number", "author", "body", "updated_at"
+    )
     return sorted(issues), sorted(notes)
 
 
