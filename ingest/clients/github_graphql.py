@@ -9,6 +9,7 @@ ETags: a later run asks only for issues updated since the last finished run (`si
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -16,6 +17,7 @@ from ingest.clients.base import (
     CommentRecord,
     CursorExpired,
     ForgeError,
+    ForgeUnavailable,
     IssueRecord,
     OffHostUrl,
     Page,
@@ -34,21 +36,28 @@ from ingest.clients.base import (
 from ingest.clients.github import GitHubClient
 
 PER_PAGE = 100
+# Issues (and their first comments) asked for a page at a time: GitHub stops a query after about
+# ten seconds, and a page of long issues can take longer at any hour, answering 502 or "Something
+# went wrong ... timeout". Asking the same again fails again: a page that keeps failing is asked
+# in smaller pages, from the same cursor (a cursor names an issue, not a position).
+PAGE_SIZES = (PER_PAGE, 25, 5, 1)
 # fullDatabaseId, not databaseId: a 32-bit Int, it cannot hold ids past 2^31 (comments are past)
 _COMMENT_FIELDS = "fullDatabaseId body createdAt updatedAt author { login }"
 _ISSUES_QUERY = f"""
-query ConcordIssues($owner: String!, $name: String!, $after: String, $since: DateTime) {{
+query ConcordIssues(
+  $owner: String!, $name: String!, $after: String, $since: DateTime, $first: Int!
+) {{
   rateLimit {{ cost remaining resetAt }}
   repository(owner: $owner, name: $name) {{
     nameWithOwner
-    issues(first: {PER_PAGE}, after: $after, filterBy: {{since: $since}},
+    issues(first: $first, after: $after, filterBy: {{since: $since}},
            orderBy: {{field: CREATED_AT, direction: DESC}}) {{
       pageInfo {{ hasNextPage endCursor }}
       nodes {{
         number fullDatabaseId url title body state createdAt updatedAt closedAt
         author {{ login }}
         labels(first: 100) {{ nodes {{ name }} }}
-        comments(first: {PER_PAGE}) {{
+        comments(first: $first) {{
           totalCount
           pageInfo {{ hasNextPage endCursor }}
           nodes {{ {_COMMENT_FIELDS} }}
@@ -110,13 +119,12 @@ class GitHubGraphQLClient(GitHubClient):
         owner, name = asked["owner"], asked["name"]
         variables = {"owner": owner, "name": name, "after": asked.get("after")}
         variables["since"] = asked.get("since")
-        data, rate, host_date = self._query(_ISSUES_QUERY, variables)
+        data, rate, host_date, requests = self._issues_query(variables)
         repository = data.get("repository")
         if repository is None:
             raise RepoNotFound(f"not found: the repository {owner}/{name}")
         issues: list[IssueRecord] = []
         comments: list[CommentRecord] = []
-        requests = 1
         with readable("a page of issues", self.graphql_url):
             connection = repository["issues"]
             for node in connection["nodes"]:
@@ -146,6 +154,15 @@ class GitHubGraphQLClient(GitHubClient):
             host_date=host_date,
             renamed_to=current,
         )
+
+    def _issues_query(self, variables: dict) -> tuple[dict, RateState, datetime | None, int]:
+        """The page's answer, asked in smaller pages while the host keeps failing on it (after
+        the client's retries at each size); with how many sizes were asked."""
+        *larger, smallest = PAGE_SIZES
+        for tried, size in enumerate(larger, start=1):
+            with contextlib.suppress(ForgeUnavailable):
+                return (*self._query(_ISSUES_QUERY, {**variables, "first": size}), tried)
+        return (*self._query(_ISSUES_QUERY, {**variables, "first": smallest}), len(PAGE_SIZES))
 
     def _more_comments(
         self, owner: str, name: str, number: int, info: dict

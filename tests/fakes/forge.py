@@ -164,6 +164,16 @@ def _uncursor(token: str, epoch: int = 0) -> tuple:
     return tuple(key)
 
 
+def _asks_issues(req: _Request, more_than: int) -> bool:
+    """Whether the request is the issues query asking for more than `more_than` issues."""
+    try:
+        payload = json.loads(req.body or b"{}")
+        first = int(payload["variables"].get("first", 100))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return False
+    return "ConcordIssues(" in payload.get("query", "") and first > more_than
+
+
 def _graphql_author(user: dict) -> dict | None:
     """REST's user as GraphQL's author: a deleted account, REST's `ghost`, is null there."""
     return None if user["login"] == "ghost" else {"login": user["login"]}
@@ -700,17 +710,18 @@ class _GithubGraphql:
                 if "pull_request" not in items[i] and (since is None or updated[i] >= since)
             ]
         start = self._offset("issues", variables.get("after"), ["repository", "issues"])
-        page = listed[start : start + 100]
+        first = int(variables.get("first", 100))
+        page = listed[start : start + first]
         epoch = self.forge.cursor_epoch
         return {
             "pageInfo": {
-                "hasNextPage": start + 100 < len(listed),
+                "hasNextPage": start + first < len(listed),
                 "endCursor": _gql_cursor("issues", start + len(page) - 1, epoch) if page else None,
             },
-            "nodes": [self._issue_node(repo, items[i]) for i in page],
+            "nodes": [self._issue_node(repo, items[i], first) for i in page],
         }
 
-    def _issue_node(self, repo: _GithubRepo, item: dict) -> dict:
+    def _issue_node(self, repo: _GithubRepo, item: dict, first: int) -> dict:
         return {
             "number": item["number"],
             **_database_ids(item["id"]),
@@ -723,7 +734,7 @@ class _GithubGraphql:
             "closedAt": item["closed_at"],
             "author": _graphql_author(item["user"]),
             "labels": {"nodes": [{"name": label["name"]} for label in item["labels"]]},
-            "comments": self._comments(repo, item["number"], None),
+            "comments": self._comments(repo, item["number"], None, first),
         }
 
     def _issue_comments(self, repo: _GithubRepo, variables: dict, named: dict) -> dict:
@@ -738,17 +749,19 @@ class _GithubGraphql:
         comments = self._comments(repo, number, variables.get("after"))
         return {"data": {"repository": {**named, "issue": {"comments": comments}}}}
 
-    def _comments(self, repo: _GithubRepo, number: int, after: str | None) -> dict:
+    def _comments(
+        self, repo: _GithubRepo, number: int, after: str | None, first: int = 100
+    ) -> dict:
         indices = repo.comments_of.get(number, [])
         path = ["repository", "issue", "comments"]
         start = self._offset("comments", after, path)
-        page = indices[start : start + 100]
+        page = indices[start : start + first]
         notes = repo.comments.items
         epoch = self.forge.cursor_epoch
         return {
             "totalCount": len(indices),
             "pageInfo": {
-                "hasNextPage": start + 100 < len(indices),
+                "hasNextPage": start + first < len(indices),
                 "endCursor": _gql_cursor("comments", start + len(page) - 1, epoch)
                 if page
                 else None,
@@ -995,6 +1008,8 @@ class FakeForge:
         # GraphQL answers gone wrong, by ordinal: "timeout" (errors, no data), "null_issue" /
         # "null_comment" (errors beside partial data with that node null)
         self.graphql_fault_on: dict[int, str] = {}
+        # A page of more issues than this takes GitHub past its ten seconds: the timeout answer
+        self.graphql_timeout_above: int | None = None
         # How GraphQL words a used-up budget: the error type, and whether `data.rateLimit` is
         # there too (else only the x-ratelimit-* headers tell the reset)
         self.graphql_limit_type = "RATE_LIMITED"
@@ -1237,6 +1252,8 @@ class FakeForge:
             body = {"data": points if self.graphql_limit_data else None, "errors": [error]}
             return self._rate_headers("github", req, _json(200, body), budget)
         fault = self.graphql_fault_on.get(req.ordinal)
+        if self.graphql_timeout_above is not None and _asks_issues(req, self.graphql_timeout_above):
+            fault = "timeout"
         if fault == "timeout":
             message = "Something went wrong while executing your query. This may be the result of "
             message += "a timeout, or it could be a GitHub bug."
@@ -1349,6 +1366,7 @@ class FakeForge:
             "query": req.query,
             "headers": req.headers,
             "status": status,
+            "body": req.body,
             "ordinal": req.ordinal,
             "time": time.monotonic(),  # when it was answered: tests check the waits between
         }

@@ -2,6 +2,7 @@
 clocks. One test per class, on the fake forge over real HTTP, each saying what the tracker does
 and what the harvest must do."""
 
+import json
 import time
 from datetime import UTC, date, datetime, timedelta
 
@@ -152,11 +153,29 @@ def test_a_partial_or_timed_out_graphql_answer_is_asked_again(db, forge, fault):
     assert forge.request_count == run.requests + 1 == 3  # the refused answer, asked again
 
 
+def test_a_graphql_page_too_heavy_for_the_host_is_asked_in_smaller_pages(db, forge, settings):
+    """GitHub stops a query after about ten seconds; a page of long issues times out again and
+    again at a hundred. The same cursor is asked for 25 issues (then 5, then 1) instead."""
+    settings.HARVEST_MAX_RETRIES = 1
+    tracker, issues, notes = serve(forge, "graphql", n_issues=120, comments=2)
+    forge.graphql_timeout_above = 30
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)
+    assert Comment.objects.count() == len(notes)
+    queries = [json.loads(r["body"]) for r in forge.requests if b"ConcordIssues(" in r["body"]]
+    asked = [query["variables"]["first"] for query in queries]
+    assert asked[:3] == [100, 100, 25]  # a hundred, asked again, then a quarter
+    assert set(asked[3:]) == {100, 25}  # each page starts at a hundred again
+
+
 def test_graphql_answering_in_part_every_time_fails_the_run_in_words(db, forge, settings):
     settings.HARVEST_MAX_RETRIES = 2
     settings.HARVEST_MAX_RATE_WAITS = 0  # failing on: no wait (test_harvest_trust's 7)
     tracker, _, _ = serve(forge, "graphql")
-    forge.graphql_fault_on = dict.fromkeys(range(1, 10), "null_issue")
+    forge.graphql_fault_on = dict.fromkeys(range(1, 100), "null_issue")
 
     run = harvest(tracker)
 
