@@ -449,6 +449,8 @@ class _GithubApi:
             return moved
         if match := _ISSUE.match(rest):
             index = repo.by_number.get(int(match[1]))
+            if (repo.owner, repo.name, int(match[1])) in self.forge.github_deleted:
+                return _json(410, {"message": "This issue was deleted", "status": "410"})
             if index is None:
                 return _json(404, _GH_404)
             return _github_ok(repo.issues.blob(index))
@@ -1028,6 +1030,8 @@ class FakeForge:
         # fake's own: a forge, or someone between, sending the client's token elsewhere.
         self.link_origin: str | None = None
         self.redirect_by_name = False  # a renamed repository's 301 names /repos/{new} instead
+        # (owner, repo, number) of issues an admin deleted: GitHub answers them 410 Gone
+        self.github_deleted: set[tuple[str, str, int]] = set()
         self._reset_at: int | None = None
         self._window_reset = int(time.time()) + 3600
 

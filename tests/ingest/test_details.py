@@ -107,3 +107,11 @@ def test_the_command_says_the_urls_are_in_and_to_run_it_again(db, forge, tmp_pat
     forge.fail_5xx_on = set()
     call_command("import_urls", str(path), "--fetch-details")
     assert Issue.objects.get(number="1").fetched_at is not None
+
+
+def test_a_deleted_issue_answered_410_gone_is_marked_as_not_found(db, forge):
+    issue_ids, issues = github_list(forge, 3)
+    forge.github_deleted = {("NVIDIA", "Megatron-LM", issues[1]["number"])}
+    assert issues_fetch_details(issue_ids=issue_ids) == 2
+    gone = Issue.objects.get(number=str(issues[1]["number"]))
+    assert "not found on the host (deleted" in gone.fetch_error

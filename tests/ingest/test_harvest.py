@@ -136,6 +136,16 @@ def test_gitee_harvest_keeps_string_ids_and_maps_comments_by_target(db, forge):
     assert sample.number.startswith("I")
     assert sample.number.isupper()
     assert sample.created_at.utcoffset().total_seconds() == 0  # +08:00 stamps stored as UTC
+    # Gitee's four states are GitHub's two: progressing is open, rejected closed (finished_at)
+    by_number = {i["number"]: i for i in issues}
+    seen = set()
+    for issue in Issue.objects.all():
+        given = by_number[issue.number]
+        seen.add(given["state"])
+        closed = given["state"] in ("closed", "rejected")
+        assert issue.state == ("closed" if closed else "open"), given["state"]
+        assert (issue.closed_at is not None) == closed, given["state"]
+    assert seen == {"open", "progressing", "closed", "rejected"}
     stored_numbers = set(Issue.objects.values_list("number", flat=True))
     expected = [
         c
