@@ -424,7 +424,9 @@ class ForgeClient:
         message = _message(response)
         if status == 401:
             raise Unauthorized(f"the token was refused (401: {message}); check or replace it")
-        if status in (403, 429) and self.is_rate_limited(response, message):
+        # asked before the status is read as something else: GitHub has answered a used-up limit
+        # with a 422 too (a tokenless deep page), which would otherwise restart the listing
+        if status in (403, 422, 429) and self.is_rate_limited(response, message):
             raise RateLimited(
                 f"rate limited ({status}: {message})",
                 self.wait_seconds(response),
@@ -443,6 +445,9 @@ class ForgeClient:
             or response.headers.get("x-ratelimit-remaining") == "0"
             or "retry-after" in response.headers
             or "rate limit" in lowered
+            # GitHub's older words for a secondary limit, sent without a retry-after
+            or "abuse detection" in lowered
+            or any(page in _documentation_url(response) for page in _LIMIT_DOCS)
         )
 
     def wait_seconds(self, response: requests.Response) -> float:
@@ -530,6 +535,18 @@ class ForgeClient:
                 f"the forge redirected to another host: {moved.location}; not followed"
             )
         return moved.location
+
+
+# The documentation GitHub links from a limit's answer (its words have changed over the years).
+_LIMIT_DOCS = ("secondary-rate-limits", "abuse-rate-limits", "rate-limiting")
+
+
+def _documentation_url(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    return str(body.get("documentation_url", "")) if isinstance(body, dict) else ""
 
 
 def _message(response: requests.Response) -> str:

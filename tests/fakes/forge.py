@@ -66,6 +66,13 @@ _GH_PRIMARY = {
     "message": "API rate limit exceeded for user ID 1010101.",
     "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
 }
+# How GitHub worded a secondary limit until 2022 (clients still meet it on GitHub Enterprise)
+_GH_ABUSE = {
+    "message": "You have triggered an abuse detection mechanism. Please wait a few minutes before "
+    "you try again.",
+    "documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api"
+    "#abuse-rate-limits",
+}
 _GH_SECONDARY = {
     "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you "
     "try again. If you reach out to GitHub Support for help, please include the request ID "
@@ -996,6 +1003,7 @@ class FakeForge:
         self.secondary_limit_on: set[int] = set()
         self.secondary_limit_status = 403
         self.retry_after: int | None = 1
+        self.secondary_in_old_words = False  # GitHub's "abuse detection mechanism" (_GH_ABUSE)
         self.fail_5xx_on: set[int] = set()
         self.fail_5xx_status = 502
         # Paths answered with that 5xx every time (GitHub's 502 for an issue too heavy to render)
@@ -1307,7 +1315,8 @@ class FakeForge:
 
     def _secondary(self, host: str, req: _Request) -> _Response:
         """A secondary-limit 403 (or 429): remaining stays non-zero; retry-after is optional."""
-        body = _GH_SECONDARY if host == "github" else _GITEE_RATE
+        github = _GH_ABUSE if self.secondary_in_old_words else _GH_SECONDARY
+        body = github if host == "github" else _GITEE_RATE
         resp = self._later(_json(self.secondary_limit_status, body))
         return self._rate_headers(host, req, resp, self._budget(consume=False))
 

@@ -219,6 +219,30 @@ def test_7_secondary_limits_back_off_with_growth_and_give_up_after_the_limit(db,
     assert "HARVEST_MAX_RATE_WAITS=4" in run.error
 
 
+def test_7_a_secondary_limit_in_githubs_older_words_is_waited_for(db, forge, settings):
+    """ "abuse detection mechanism", a 403 without retry-after: a limit, not a refusal."""
+    serve(forge, n_issues=50)
+    forge.secondary_limit_on, forge.retry_after = {1}, None
+    forge.secondary_in_old_words = True
+    settings.HARVEST_SECONDARY_WAIT_SECONDS = 0.5
+
+    run, waits = advance_through_waits(harvest_start(source=source(), enqueue=False))
+
+    assert waits == [0.5]
+    assert run.status == RunStatus.DONE
+
+
+def test_7_a_used_up_limit_answered_with_a_422_waits_for_the_reset(db, forge):
+    """GitHub has answered a used-up limit with a 422 (a tokenless deep page): read as a refused
+    page, the listing would start again from the first page."""
+    serve(forge, n_issues=50)
+    forge.rate_limit, forge.rate_limit_reset_in, forge.rate_limit_status = 0, 1, 422
+
+    with pytest.raises(RateLimited):
+        harvest(source())
+    assert HarvestRun.objects.get().status == RunStatus.WAITING
+
+
 def test_7_the_harvest_command_gives_up_with_the_reason(db, forge, settings):
     serve(forge, n_issues=50)
     forge.secondary_limit_on, forge.retry_after = set(range(1, 100)), None
