@@ -251,15 +251,9 @@ def _rate_limited(run: HarvestRun, exc: RateLimited) -> HarvestRun:
     """Record the wait and re-raise, longer each time in a row for secondary limits; after
     HARVEST_MAX_RATE_WAITS in a row the run fails, saying why."""
     waits = run.rate_waits + 1
-    host = run.source.get_host_display()
-    if waits > settings.HARVEST_MAX_RATE_WAITS:
-        return _finish(
-            run,
-            RunStatus.FAILED,
-            error=f"{host} kept refusing with a rate limit: {waits} answers in a row, the last "
-            f"{exc}. Gave up after HARVEST_MAX_RATE_WAITS={settings.HARVEST_MAX_RATE_WAITS}; "
-            "start a new run later (what is stored stays).",
-        )
+    words = f"kept refusing with a rate limit: {waits} answers in a row, the last {exc}"
+    if (failed := _failed_past_the_waits(run, waits, words)) is not None:
+        return failed
     wait = exc.wait_seconds
     if exc.rate.remaining != 0:  # a secondary limit: no reset time, so back off with growth
         wait = max(wait, _grown_wait(waits))
@@ -273,18 +267,25 @@ def _host_failing(run: HarvestRun, exc: ForgeUnavailable) -> HarvestRun:
     wait as for a secondary limit, longer each time in a row, and say why on the run; after
     HARVEST_MAX_RATE_WAITS in a row the run fails."""
     waits = run.rate_waits + 1
-    host = run.source.get_host_display()
-    if waits > settings.HARVEST_MAX_RATE_WAITS:
-        return _finish(
-            run,
-            RunStatus.FAILED,
-            error=f"{host} kept failing: {waits} times in a row, the last {exc}. Gave up after "
-            f"HARVEST_MAX_RATE_WAITS={settings.HARVEST_MAX_RATE_WAITS}; start a new run later "
-            "(what is stored stays).",
-        )
+    words = f"kept failing: {waits} times in a row, the last {exc}"
+    if (failed := _failed_past_the_waits(run, waits, words)) is not None:
+        return failed
     wait = RateLimited(str(exc), _grown_wait(waits))
-    _record_wait(run, wait, rate_waits=waits, reason=f"{host} failing: {exc}"[:300])
+    reason = f"{run.source.get_host_display()} failing: {exc}"[:300]
+    _record_wait(run, wait, rate_waits=waits, reason=reason)
     raise wait from exc
+
+
+def _failed_past_the_waits(run: HarvestRun, waits: int, words: str) -> HarvestRun | None:
+    """The run failed, saying `words` of its host, when `waits` in a row is past the bound."""
+    if waits <= settings.HARVEST_MAX_RATE_WAITS:
+        return None
+    return _finish(
+        run,
+        RunStatus.FAILED,
+        error=f"{run.source.get_host_display()} {words}. Gave up after HARVEST_MAX_RATE_WAITS="
+        f"{settings.HARVEST_MAX_RATE_WAITS}; start a new run later (what is stored stays).",
+    )
 
 
 def _grown_wait(waits: int) -> float:

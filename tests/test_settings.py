@@ -144,12 +144,19 @@ def test_production_settings_pass_the_deploy_check(tmp_path):
     (HTTPS redirect, HSTS, Secure cookies)."""
     unset = {"DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE", "HTTPS"}
     env = {k: v for k, v in os.environ.items() if k not in unset and not k.startswith("SECURE_")}
-    env.update(
-        SECRET_KEY="x" * 20 + "a-long-random-production-key-for-the-check-only",
-        CONCORD_VAR_DIR=str(tmp_path),
-        ALLOWED_HOSTS="concord.example.org",
-    )
-    result = subprocess.run(
+    result = deploy_check(env, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def deploy_check(env: dict, var_dir: Path) -> subprocess.CompletedProcess:
+    """`manage.py check --deploy` with `env`, a production key and host name added."""
+    env = {
+        **env,
+        "SECRET_KEY": "x" * 20 + "a-long-random-production-key-for-the-check-only",
+        "ALLOWED_HOSTS": "concord.example.org",
+        "CONCORD_VAR_DIR": str(var_dir),
+    }
+    return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
         env=env,
@@ -157,7 +164,6 @@ def test_production_settings_pass_the_deploy_check(tmp_path):
         text=True,
         check=False,
     )
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def env_example() -> dict[str, str]:
@@ -180,20 +186,7 @@ def test_a_env_file_copied_from_the_example_starts_with_the_secure_defaults(tmp_
     filled in. A blank line there is no value, so its default applies: SQLite, not a database URL
     without an engine; HTTPS and HSTS on, not off."""
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update(env_example())
-    env.update(
-        SECRET_KEY="x" * 20 + "a-long-random-production-key-for-the-check-only",
-        ALLOWED_HOSTS="concord.example.org",
-        CONCORD_VAR_DIR=str(tmp_path),
-    )
-    result = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = deploy_check({**env, **env_example()}, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
