@@ -1011,6 +1011,9 @@ class FakeForge:
         # Answers that keep trickling: after the headers, one byte of the body every
         # `trickle_seconds` (each read returns in time, the whole never does).
         self.trickle_on: set[int] = set()
+        # Answers cut off halfway: the headers promise the whole body, half of it comes, then the
+        # connection closes (a proxy or load balancer dropping it)
+        self.cut_on: set[int] = set()
         self.trickle_headers_on: set[int] = set()  # ... the status line and headers too
         self.trickle_seconds = 0.05
         # 200 answers whose body is an HTML error page (a proxy or the host's unicorn page).
@@ -1187,6 +1190,9 @@ class FakeForge:
         trickle = self.trickle_seconds if req.ordinal in self.trickle_on else None
         if req.ordinal in self.trickle_headers_on:
             self._write_trickling(handler, resp)
+            return
+        if req.ordinal in self.cut_on:
+            self._write_cut(handler, resp)
             return
         self._write(handler, resp, trickle)
 
@@ -1395,6 +1401,18 @@ class FakeForge:
         raw = ("\r\n".join(head) + "\r\n\r\n").encode() + resp.body
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             _trickle(handler, raw, self.trickle_seconds)
+        handler.close_connection = True
+
+    @staticmethod
+    def _write_cut(handler: _Handler, resp: _Response) -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            handler.send_response(resp.status)
+            for name, value in resp.headers.items():
+                handler.send_header(name, value)
+            handler.send_header("content-length", str(len(resp.body)))
+            handler.end_headers()
+            handler.wfile.write(resp.body[: len(resp.body) // 2])
+            handler.wfile.flush()
         handler.close_connection = True
 
     @staticmethod

@@ -76,6 +76,20 @@ def test_a_host_that_always_trickles_fails_the_run_in_words(db, forge, settings,
     assert "still failing after 1 retries" in run.error
 
 
+@pytest.mark.parametrize("how", HOSTS)
+def test_an_answer_cut_off_halfway_is_asked_again(db, forge, how):
+    """The connection closes before the body the headers promised has come."""
+    tracker, issues, notes = serve(forge, how)
+    forge.cut_on = {1, 2}
+
+    run = harvest(tracker)
+
+    assert run.status == RunStatus.DONE
+    assert Issue.objects.count() == len(issues)
+    assert Comment.objects.count() == len(notes)
+    assert forge.request_count > run.requests  # the cut answers, asked again
+
+
 # -- never crash
 
 
