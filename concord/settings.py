@@ -283,6 +283,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", default=150_000)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="concord")
+CELERY_TASK_ROUTES = ("concord.celery.route",)  # tracker tasks on a queue of their own
 # Tasks outside a `tasks` module, which autodiscovery would not find: the password-reset mail.
 CELERY_IMPORTS = ["concord.auth"]
 # Jobs report through their database rows, so results are kept only for the liveness probe; a

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from concord import celery_app
+from concord.celery import tracker_queue
 from tests.stack import shared_database_url
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +58,7 @@ class Workers:
                 "--pool",
                 "solo",
                 "--queues",
-                self.queue,
+                f"{self.queue},{tracker_queue(self.queue)}",
                 "--loglevel",
                 "INFO",
                 "--without-gossip",

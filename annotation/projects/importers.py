@@ -423,9 +423,9 @@ def _write(*, project: Project, checked: Checked, name: str) -> ImportReport:
         raise ImportFailed(written.errors)
     # A file of URLs alone (no label columns) makes items with nothing but their URL: their text
     # comes from the tracker in the background (as for a URL list; not in-process, where
-    # thousands of fetches would hold the import). A labeled study file does not queue them: on
-    # one worker queue, tens of thousands of fetches would hold every export and import behind
-    # them; its items say on the labeling page that Concord has only the address.
+    # thousands of fetches would hold the import). A labeled study file does not queue them:
+    # tens of thousands of fetches would spend hours of the tracker's rate limit on text its
+    # labels do not need; its items say on the labeling page that Concord has only the address.
     if not columns and not settings.CELERY_TASK_ALWAYS_EAGER:
         fetch = sorted(written.issue_ids)
         transaction.on_commit(lambda: details_request(fetch))

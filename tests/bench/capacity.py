@@ -39,6 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from concord.celery import tracker_queue
 from tests.bench.run import configure_environment, ensure_database, load_taxonomy, setup_django
 from tests.load import (
     Tally,
@@ -318,7 +319,7 @@ def celery_worker(env: dict, queue: str) -> Iterator[int]:
     """A Celery worker as docker-compose.yml runs it, with `env`, on `queue`; its pid."""
     celery = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "concord", "worker", "--loglevel", "WARNING",
-         "--queues", queue],
+         "--queues", f"{queue},{tracker_queue(queue)}"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
