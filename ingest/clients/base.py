@@ -209,12 +209,17 @@ def _shape_name(value: object) -> str:
 
 def parse_time(value: str | None) -> datetime | None:
     """ISO 8601 with `Z` (GitHub) or `+08:00` (Gitee) -> an aware datetime."""
-    return datetime.fromisoformat(value) if value else None
+    return parse_required_time(value) if value else None
 
 
 def parse_required_time(value: str) -> datetime:
-    """`parse_time` for a field every issue has (harvest windows compare `created_at`)."""
-    return datetime.fromisoformat(value)
+    """`parse_time` for a field every issue has (harvest windows compare `created_at`). A time
+    without its zone is a ValueError (`readable` words it): read as some zone, it would be hours
+    off; compared with the window, it raised a TypeError instead."""
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        raise ValueError(f"the time {value!r} has no time zone")
+    return moment
 
 
 def origin(url: str) -> tuple[str, str, int | None]:

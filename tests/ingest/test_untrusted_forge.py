@@ -343,8 +343,21 @@ def test_a_detail_fetch_answered_with_a_list_fails_that_issue_in_words(db, forge
             b'{"number": 7, "created_at": "yesterday"}',
             "the host answered an issue Concord cannot read (Invalid isoformat",
         ),
+        (
+            b'{"number": 7, "created_at": "2024-01-01T00:00:00"}',
+            "the host answered an issue Concord cannot read (the time '2024-01-01T00:00:00' has "
+            "no time zone",
+        ),
     ],
-    ids=["a-list", "a-string", "no-created_at", "a-number-object", "a-title-list", "a-bad-time"],
+    ids=[
+        "a-list",
+        "a-string",
+        "no-created_at",
+        "a-number-object",
+        "a-title-list",
+        "a-bad-time",
+        "a-time-without-zone",
+    ],
 )
 def test_a_listing_with_an_issue_of_the_wrong_shape_fails_the_run_in_words(db, forge, odd, words):
     serve(forge, 5)
