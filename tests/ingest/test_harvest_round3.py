@@ -295,7 +295,7 @@ def test_a_retry_after_date_is_read_on_the_hosts_clock(db, forge, host_ahead):
     assert 1 <= wait <= 3  # two seconds on its clock (HTTP dates are whole seconds)
 
 
-@pytest.mark.parametrize("how", ["rest", "graphql"])
+@pytest.mark.parametrize("how", HOSTS)
 @pytest.mark.parametrize("host_ahead", [3600, -3600])
 def test_a_reset_is_waited_for_on_the_hosts_clock(db, forge, settings, how, host_ahead):
     settings.HARVEST_SECONDARY_WAIT_SECONDS = 30
