@@ -256,7 +256,7 @@ def _rate_limited(run: HarvestRun, exc: RateLimited) -> HarvestRun:
         return failed
     wait = exc.wait_seconds
     if exc.rate.remaining != 0:  # a secondary limit: no reset time, so back off with growth
-        wait = max(wait, _grown_wait(waits))
+        wait = max(wait, grown_wait(waits))
         exc = RateLimited(str(exc), wait, exc.rate)
     _record_wait(run, exc, rate_waits=waits)
     raise exc
@@ -270,7 +270,7 @@ def _host_failing(run: HarvestRun, exc: ForgeUnavailable) -> HarvestRun:
     words = f"kept failing: {waits} times in a row, the last {exc}"
     if (failed := _failed_past_the_waits(run, waits, words)) is not None:
         return failed
-    wait = RateLimited(str(exc), _grown_wait(waits))
+    wait = RateLimited(str(exc), grown_wait(waits))
     reason = f"{run.source.get_host_display()} failing: {exc}"[:300]
     _record_wait(run, wait, rate_waits=waits, reason=reason)
     raise wait from exc
@@ -288,8 +288,9 @@ def _failed_past_the_waits(run: HarvestRun, waits: int, words: str) -> HarvestRu
     )
 
 
-def _grown_wait(waits: int) -> float:
-    """The wait before try `waits` + 1 when the host names none: doubling, up to a cap."""
+def grown_wait(waits: int) -> float:
+    """The wait before try `waits` + 1 when the host names none (a secondary limit, a failing
+    host; a harvest's or a detail fetch's): doubling, up to a cap."""
     grown = settings.HARVEST_SECONDARY_WAIT_SECONDS * 2 ** (waits - 1)
     return min(grown, settings.HARVEST_MAX_WAIT_SECONDS)
 

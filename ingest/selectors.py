@@ -50,19 +50,24 @@ def _clock(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%H:%M UTC")
 
 
+def _host_wait_words(reason: str, host: str, until: datetime, now: datetime) -> str:
+    if until <= now:
+        return _("the wait is over; the harvest tries %(host)s again shortly") % {"host": host}
+    return _("%(reason)s; trying again in %(left)s (at %(clock)s)") % {
+        "reason": reason,
+        "left": duration_words(until - now),
+        "clock": _clock(until),
+    }
+
+
 def rate_limit_words(run: HarvestRun, *, now: datetime | None = None) -> str:
     """The run's rate-limit state as a sentence, e.g. 'waiting 14 min for the GitHub limit to
     reset (at 13:05 UTC)'."""
     now = now or timezone.now()
     host = run.source.get_host_display()
     if run.status == RunStatus.WAITING and run.waiting_until and run.wait_reason:
-        if run.waiting_until <= now:
-            return _("the wait is over; the harvest tries %(host)s again shortly") % {"host": host}
-        return _("%(reason)s; trying again in %(left)s (at %(clock)s)") % {
-            "reason": run.wait_reason,
-            "left": duration_words(run.waiting_until - now),
-            "clock": _clock(run.waiting_until),
-        }
+        # a failing host, not a limit
+        return _host_wait_words(run.wait_reason, host, run.waiting_until, now)
     if run.status == RunStatus.WAITING and run.waiting_until:
         if run.waiting_until <= now:
             return _("the wait for the %(host)s limit is over; the harvest continues shortly") % {

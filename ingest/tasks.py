@@ -10,9 +10,6 @@ from concord.tasks import send, send_each
 from ingest.clients import ForgeUnavailable, RateLimited, Unauthorized
 
 logger = logging.getLogger(__name__)
-# A detail fetch the host failed (5xx, timeouts) is sent again 1, 2, 4, 8 then 16 minutes later.
-DETAILS_OUTAGE_RETRIES = 5
-DETAILS_OUTAGE_WAIT_SECONDS = 60
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)
@@ -51,6 +48,7 @@ def issues_fetch_details(self, issue_ids: list[int]) -> None:
     """Fetch title, body and comments for issues imported by URL; done ones are skipped."""
     from ingest.details import details_held
     from ingest.details import issues_fetch_details as fetch
+    from ingest.harvest import grown_wait
 
     try:
         fetch(issue_ids=issue_ids)
@@ -59,13 +57,14 @@ def issues_fetch_details(self, issue_ids: list[int]) -> None:
             return  # issues without details stay marked; fetching them again resumes
         raise self.retry(countdown=max(exc.wait_seconds, 1)) from exc
     except ForgeUnavailable as exc:
-        # The host failing: again after a growing pause; past the last, the sweep sends the
-        # issues still pending again once they have been quiet for JOB_STALE_SECONDS.
+        # The host failing: again after a growing pause, as a harvest waits for it; past
+        # HARVEST_MAX_RATE_WAITS, the sweep sends the issues still pending once they have been
+        # quiet for JOB_STALE_SECONDS.
         retries = self.request.retries
-        if self.request.is_eager or retries >= DETAILS_OUTAGE_RETRIES:
+        if self.request.is_eager or retries >= settings.HARVEST_MAX_RATE_WAITS:
             logger.warning("details of %d issue(s) wait for the host: %s", len(issue_ids), exc)
             return
-        wait = DETAILS_OUTAGE_WAIT_SECONDS * 2**retries
+        wait = grown_wait(retries + 1)
         details_held(issue_ids, wait)
         raise self.retry(countdown=wait) from exc
     except Unauthorized as exc:  # the token: fixed by an admin, then the sweep fetches them

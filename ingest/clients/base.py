@@ -547,19 +547,23 @@ _LIMIT_DOCS = ("secondary-rate-limits", "abuse-rate-limits", "rate-limiting")
 
 
 def _documentation_url(response: requests.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return ""
+    body = _error_body(response)
     return str(body.get("documentation_url", "")) if isinstance(body, dict) else ""
 
 
 def _message(response: requests.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
+    body = _error_body(response)
+    if body is None:
         return response.text[:200].strip() or response.reason
     return str(body.get("message", body))[:300] if isinstance(body, dict) else str(body)[:300]
+
+
+def _error_body(response: requests.Response) -> object | None:
+    """An error answer's JSON, None when it is not JSON (a proxy's HTML page)."""
+    try:
+        return response.json()
+    except ValueError:
+        return None
 
 
 # The connections a request of this thread is using (see _cut_off_after).
